@@ -1,0 +1,15 @@
+//! Sea-orm entities for the three tables nodemaint reads and writes, and the
+//! schema-level vocabulary of node maintenance (type names, scope names, the
+//! synthesised `maintenance_reason`).
+//!
+//! What it is not for: queries, transactions or authority decisions. Those
+//! live in `nodemaint` (operations) and `nodemaint-migration` (backfill and
+//! drift SQL). The column names and types here are Ironic 39's, so the same
+//! entities read a real Ironic database and a fresh one made by our baseline.
+
+pub mod node_history;
+pub mod node_maintenance;
+pub mod nodes;
+pub mod vocab;
+
+pub use vocab::{synthesize_reason, EntryType, Scope};

@@ -1,0 +1,41 @@
+//! Ironic's `nodes` table: only the columns nodemaint reads or writes.
+//! Ironic has ~65 columns; the others keep their defaults and are never touched.
+
+use sea_orm::entity::prelude::*;
+use serde::Serialize;
+
+#[derive(Clone, Debug, PartialEq, Eq, DeriveEntityModel, Serialize)]
+#[sea_orm(table_name = "nodes")]
+pub struct Model {
+    #[sea_orm(primary_key)]
+    #[serde(skip)]
+    pub id: i32,
+    pub uuid: Option<String>,
+    pub name: Option<String>,
+    pub owner: Option<String>,
+    pub lessee: Option<String>,
+    /// Denormalised cache: true exactly while a `node_maintenance` row exists.
+    pub maintenance: Option<bool>,
+    /// Deprecated; written with the synthesised value (see [`crate::synthesize_reason`]).
+    #[sea_orm(column_type = "Text", nullable)]
+    pub maintenance_reason: Option<String>,
+    pub fault: Option<String>,
+    pub reservation: Option<String>,
+    pub version: Option<String>,
+    pub created_at: Option<DateTime>,
+    pub updated_at: Option<DateTime>,
+}
+
+#[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]
+pub enum Relation {
+    #[sea_orm(has_many = "super::node_maintenance::Entity")]
+    NodeMaintenance,
+}
+
+impl Related<super::node_maintenance::Entity> for Entity {
+    fn to() -> RelationDef {
+        Relation::NodeMaintenance.def()
+    }
+}
+
+impl ActiveModelBehavior for ActiveModel {}

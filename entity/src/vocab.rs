@@ -1,0 +1,155 @@
+//! The vocabulary of node maintenance: registered entry types, scopes, and
+//! the synthesised `maintenance_reason`. Pure: no database, no clock.
+
+use crate::node_maintenance;
+use std::fmt;
+
+/// How one registered maintenance type behaves.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct EntryType {
+    pub name: &'static str,
+    /// Never accepted from the typed API (`legacy`, `fault`).
+    pub reserved: bool,
+    /// Release is governed by policy alone: the scope floors do not apply.
+    pub policy_only_release: bool,
+    /// At most one entry of this type per node (enforced in code under the node lock).
+    pub one_per_node: bool,
+}
+
+pub const LEGACY: &str = "legacy";
+pub const FAULT: &str = "fault";
+pub const HARDWARE_FAILURE: &str = "hardware_failure";
+pub const OPERATOR_HOLD: &str = "operator_hold";
+
+/// The type registry. Adding a type is adding one line here (spec, "Maintenance types").
+pub const REGISTRY: &[EntryType] = &[
+    EntryType { name: LEGACY, reserved: true, policy_only_release: true, one_per_node: true },
+    EntryType { name: FAULT, reserved: true, policy_only_release: true, one_per_node: true },
+    EntryType { name: HARDWARE_FAILURE, reserved: false, policy_only_release: false, one_per_node: false },
+    EntryType { name: OPERATOR_HOLD, reserved: false, policy_only_release: false, one_per_node: false },
+];
+
+impl EntryType {
+    /// The registered type of that name, if any.
+    pub fn lookup(name: &str) -> Option<&'static EntryType> {
+        REGISTRY.iter().find(|t| t.name == name)
+    }
+}
+
+/// The scope an entry was asserted at. Ordered: `System > Owner > Lessee`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Scope {
+    Lessee,
+    Owner,
+    System,
+}
+
+impl Scope {
+    pub const ALL: [Scope; 3] = [Scope::System, Scope::Owner, Scope::Lessee];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Scope::System => "system",
+            Scope::Owner => "owner",
+            Scope::Lessee => "lessee",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Scope> {
+        Scope::ALL.into_iter().find(|scope| scope.as_str() == s)
+    }
+}
+
+impl fmt::Display for Scope {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// The value `nodes.maintenance_reason` must hold for a node's active entries.
+///
+/// - no entry: `None`;
+/// - the node's only entry is `legacy`: its reason verbatim (legacy round-trip
+///   fidelity, spec scenario 7), `None` included;
+/// - otherwise `<type>: <reason>` (just `<type>` when the reason is empty)
+///   joined with `"; "`, in `asserted_at` order, ties broken by `id`.
+pub fn synthesize_reason(entries: &[node_maintenance::Model]) -> Option<String> {
+    match entries {
+        [] => None,
+        [only] if only.entry_type == LEGACY => only.reason.clone(),
+        _ => {
+            let mut ordered: Vec<&node_maintenance::Model> = entries.iter().collect();
+            ordered.sort_by_key(|e| (e.asserted_at, e.id));
+            let parts: Vec<String> = ordered
+                .iter()
+                .map(|e| match e.reason.as_deref() {
+                    Some(reason) if !reason.is_empty() => format!("{}: {}", e.entry_type, reason),
+                    _ => e.entry_type.clone(),
+                })
+                .collect();
+            Some(parts.join("; "))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use chrono::NaiveDate;
+
+    fn entry(id: i32, entry_type: &str, reason: Option<&str>, minute: u32) -> node_maintenance::Model {
+        node_maintenance::Model {
+            id,
+            uuid: format!("00000000-0000-4000-8000-{id:012}"),
+            node_id: 1,
+            entry_type: entry_type.into(),
+            reason: reason.map(Into::into),
+            scope: "system".into(),
+            asserted_by: "u".into(),
+            asserted_by_project: String::new(),
+            asserted_at: NaiveDate::from_ymd_opt(2026, 6, 10).unwrap().and_hms_opt(10, minute, 0).unwrap(),
+            extra: None,
+            version: None,
+            created_at: None,
+            updated_at: None,
+        }
+    }
+
+    #[test]
+    fn no_entry_means_no_reason() {
+        assert_eq!(synthesize_reason(&[]), None);
+    }
+
+    #[test]
+    fn only_legacy_entry_round_trips_verbatim() {
+        let e = entry(1, LEGACY, Some("LK_OP|HW_ERR: rebalancing rack"), 0);
+        assert_eq!(synthesize_reason(&[e]).as_deref(), Some("LK_OP|HW_ERR: rebalancing rack"));
+        assert_eq!(synthesize_reason(&[entry(1, LEGACY, None, 0)]), None);
+    }
+
+    #[test]
+    fn several_entries_join_in_asserted_at_order_then_id() {
+        let later = entry(1, OPERATOR_HOLD, Some("Row C power work"), 5);
+        let first = entry(2, HARDWARE_FAILURE, Some("Disk 3"), 1);
+        let tie = entry(3, LEGACY, None, 5);
+        assert_eq!(
+            synthesize_reason(&[later, first, tie]).as_deref(),
+            Some("hardware_failure: Disk 3; operator_hold: Row C power work; legacy")
+        );
+    }
+
+    #[test]
+    fn a_single_typed_entry_is_prefixed() {
+        let e = entry(1, HARDWARE_FAILURE, Some("Disk 3"), 0);
+        assert_eq!(synthesize_reason(&[e]).as_deref(), Some("hardware_failure: Disk 3"));
+    }
+
+    #[test]
+    fn registry_knows_reserved_types() {
+        assert!(EntryType::lookup(LEGACY).unwrap().reserved);
+        assert!(EntryType::lookup(FAULT).unwrap().policy_only_release);
+        assert!(!EntryType::lookup(OPERATOR_HOLD).unwrap().reserved);
+        assert!(EntryType::lookup("lockout").is_none());
+        assert!(Scope::System > Scope::Owner && Scope::Owner > Scope::Lessee);
+    }
+}

@@ -1,0 +1,180 @@
+//! The set-based legacy backfill: one `legacy` entry (and one history event)
+//! per node with `maintenance = true` that has no legacy entry yet.
+//!
+//! Run by the backfill migration on `db upgrade` and, later, by `reconcile`
+//! after the release pin lifts. It works in primary-key ranges of
+//! `batch_size` node ids: two `INSERT … SELECT` statements per range, the
+//! database generating every uuid, so memory and round trips do not grow
+//! with the fleet. Nodes that already have their legacy entry are skipped,
+//! which makes it idempotent and resumable.
+
+use crate::sql::{concat, now_utc, stmt, uuid_v4_expr};
+use nodemaint_entity::node_history::EVENT_TYPE_MAINTENANCE;
+use nodemaint_entity::vocab::LEGACY;
+use sea_orm::{ConnectionTrait, DbBackend, DbErr, Value};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// `asserted_by` of the entries the upgrade migration backfills.
+pub const MIGRATION_ASSERTER: &str = "nodemaint-migration";
+/// Default number of node ids per batch.
+pub const DEFAULT_BATCH_SIZE: i64 = 10_000;
+/// Longest reason copied into a history event's text (the `event` column is
+/// `TEXT`, 64 KiB on MySQL); the entry row keeps the reason in full.
+pub const EVENT_REASON_MAX: i64 = 4096;
+
+/// Where long-running work reports how far it got (a progress bar, or nothing).
+pub trait Progress: Send + Sync {
+    fn begin(&self, _label: &str, _total: u64) {}
+    fn advance(&self, _delta: u64) {}
+    fn finish(&self) {}
+}
+
+/// Reports nothing.
+pub struct NoProgress;
+impl Progress for NoProgress {}
+
+/// How a backfill runs.
+#[derive(Clone)]
+pub struct BackfillOptions {
+    pub batch_size: i64,
+    pub asserted_by: String,
+    pub progress: Arc<dyn Progress>,
+}
+
+impl Default for BackfillOptions {
+    fn default() -> Self {
+        BackfillOptions {
+            batch_size: DEFAULT_BATCH_SIZE,
+            asserted_by: MIGRATION_ASSERTER.to_owned(),
+            progress: Arc::new(NoProgress),
+        }
+    }
+}
+
+/// The options the backfill migration runs with, and what it did. The
+/// migration framework gives a migration no parameters, so `db upgrade`
+/// scopes one of these around `Migrator::up` (see [`with_context`]).
+#[derive(Default)]
+pub struct BackfillContext {
+    pub options: BackfillOptions,
+    pub backfilled: AtomicU64,
+}
+
+tokio::task_local! {
+    static CONTEXT: Arc<BackfillContext>;
+}
+
+/// Runs `fut` (typically `Migrator::up`) with the backfill options in `ctx`.
+pub async fn with_context<F: std::future::Future>(ctx: Arc<BackfillContext>, fut: F) -> F::Output {
+    CONTEXT.scope(ctx, fut).await
+}
+
+pub(crate) fn current_context() -> Arc<BackfillContext> {
+    CONTEXT.try_with(Arc::clone).unwrap_or_default()
+}
+
+/// Quotes an identifier that is a keyword somewhere (`user`, `type`).
+pub fn quote(backend: DbBackend, ident: &str) -> String {
+    match backend {
+        DbBackend::MySql => format!("`{ident}`"),
+        _ => format!("\"{ident}\""),
+    }
+}
+
+/// Backfills every node, batch by batch, on `db` (the migration's
+/// transaction, or a connection). Returns the number of entries created.
+pub async fn backfill_legacy_entries<C: ConnectionTrait>(db: &C, opts: &BackfillOptions) -> Result<u64, DbErr> {
+    let backend = db.get_database_backend();
+    let bounds = db
+        .query_one_raw(stmt(backend, "SELECT MIN(id), MAX(id) FROM nodes", vec![]))
+        .await?
+        .map(|row| Ok::<_, DbErr>((row.try_get_by_index::<Option<i32>>(0)?, row.try_get_by_index::<Option<i32>>(1)?)))
+        .transpose()?;
+    let Some((Some(min), Some(max))) = bounds else {
+        return Ok(0);
+    };
+    let (min, max) = (i64::from(min), i64::from(max));
+    let batch = opts.batch_size.max(1);
+    opts.progress.begin("backfilling legacy entries", (max - min + 1) as u64);
+    let now = now_utc();
+    let mut created = 0;
+    let mut lo = min;
+    while lo <= max {
+        let hi = lo.saturating_add(batch).min(max + 1);
+        let n = backfill_range(db, lo, hi, &opts.asserted_by, now).await?;
+        tracing::debug!(first_id = lo, end_id = hi, created = n, "backfill batch done");
+        created += n;
+        opts.progress.advance((hi - lo) as u64);
+        lo = hi;
+    }
+    opts.progress.finish();
+    Ok(created)
+}
+
+/// One batch: node ids in `[lo, hi)`. Two statements, whatever the batch holds.
+pub async fn backfill_range<C: ConnectionTrait>(
+    db: &C,
+    lo: i64,
+    hi: i64,
+    asserted_by: &str,
+    now: chrono::NaiveDateTime,
+) -> Result<u64, DbErr> {
+    let backend = db.get_database_backend();
+    let before: i64 = db
+        .query_one_raw(stmt(backend, "SELECT COALESCE(MAX(id), 0) FROM node_maintenance", vec![]))
+        .await?
+        .map(|row| row.try_get_by_index::<i64>(0).or_else(|_| row.try_get_by_index::<i32>(0).map(i64::from)))
+        .transpose()?
+        .unwrap_or(0);
+    let uuid = uuid_v4_expr(backend);
+    let ty = quote(backend, "type");
+    let inserted = db
+        .execute_raw(stmt(
+            backend,
+            &format!(
+                "INSERT INTO node_maintenance (uuid, node_id, {ty}, reason, scope, asserted_by, \
+                 asserted_by_project, asserted_at, extra, version, created_at) \
+                 SELECT {uuid}, n.id, '{LEGACY}', n.maintenance_reason, 'system', ?, '', ?, NULL, '1.0', ? \
+                 FROM nodes n WHERE n.id >= ? AND n.id < ? AND n.maintenance = TRUE \
+                 AND NOT EXISTS (SELECT 1 FROM node_maintenance m WHERE m.node_id = n.id AND m.{ty} = '{LEGACY}') \
+                 ORDER BY n.id"
+            ),
+            vec![asserted_by.into(), now.into(), now.into(), lo.into(), hi.into()],
+        ))
+        .await?
+        .rows_affected();
+    if inserted == 0 {
+        return Ok(0);
+    }
+    let event = concat(
+        backend,
+        &[
+            "'maintenance entry '",
+            "m.uuid",
+            &format!("' asserted (type {LEGACY}, scope system, reason: '"),
+            &format!("COALESCE(SUBSTR(m.reason, 1, {EVENT_REASON_MAX}), 'None')"),
+            "') by '",
+            "m.asserted_by",
+            "' (backfilled from nodes.maintenance)'",
+        ],
+    );
+    let user = quote(backend, "user");
+    db.execute_raw(stmt(
+        backend,
+        &format!(
+            "INSERT INTO node_history (uuid, event_type, severity, event, {user}, project, node_id, version, created_at) \
+             SELECT {uuid}, '{EVENT_TYPE_MAINTENANCE}', 'info', {event}, SUBSTR(m.asserted_by, 1, 64), NULL, m.node_id, '1.0', ? \
+             FROM node_maintenance m WHERE m.id > ? AND m.node_id >= ? AND m.node_id < ? \
+             AND m.{ty} = '{LEGACY}' AND m.asserted_by = ? ORDER BY m.id"
+        ),
+        vec![now.into(), Value::from(before), lo.into(), hi.into(), asserted_by.into()],
+    ))
+    .await?;
+    Ok(inserted)
+}
+
+/// Records that `n` entries were backfilled by the current `db upgrade`.
+pub(crate) fn record_backfilled(n: u64) {
+    current_context().backfilled.fetch_add(n, Ordering::Relaxed);
+}

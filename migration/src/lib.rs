@@ -1,0 +1,51 @@
+//! Schema history for nodemaint: the [`Migrator`] and its migrations (one
+//! file each, listed in order below), the migration lock, a probe that tells
+//! what kind of database a URL points at, and the set-based backfill SQL that
+//! both the upgrade migration and `reconcile` run.
+//!
+//! What it is not for: live entities or authority decisions. Migrations
+//! freeze their own DDL and identifiers, so an old migration keeps meaning
+//! what it meant.
+
+pub mod backfill;
+pub mod lock;
+pub mod probe;
+pub mod sql;
+
+mod m20261201_000001_baseline;
+mod m20261201_000002_create_node_maintenance;
+mod m20261201_000003_backfill_legacy_entries;
+
+pub use m20261201_000002_create_node_maintenance::{NODE_FK, NODE_ID_INDEX, UNIQUE_ENTRY, UNIQUE_UUID};
+pub use sea_orm_migration::{MigrationStatus, MigratorTrait};
+
+use sea_orm_migration::prelude::*;
+
+/// The table where applied migrations are recorded. Named for us, so it never
+/// collides with another tool's `seaql_migrations` in a shared database.
+pub const MIGRATION_TABLE: &str = "nodemaint_migrations";
+
+pub struct Migrator;
+
+#[async_trait::async_trait]
+impl MigratorTrait for Migrator {
+    fn migrations() -> Vec<Box<dyn MigrationTrait>> {
+        vec![
+            Box::new(m20261201_000001_baseline::Migration),
+            Box::new(m20261201_000002_create_node_maintenance::Migration),
+            Box::new(m20261201_000003_backfill_legacy_entries::Migration),
+        ]
+    }
+
+    fn migration_table_name() -> sea_orm::DynIden {
+        Alias::new(MIGRATION_TABLE).into_iden()
+    }
+}
+
+/// Runs DDL statements one at a time, in order.
+pub(crate) async fn exec_all<C: ConnectionTrait>(db: &C, statements: &[String]) -> Result<(), DbErr> {
+    for statement in statements {
+        db.execute_unprepared(statement).await?;
+    }
+    Ok(())
+}

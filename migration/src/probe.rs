@@ -1,0 +1,76 @@
+//! What kind of database a URL points at, before anything is changed: a
+//! fresh one, Ironic's, one nodemaint already migrated, or something else
+//! that nodemaint must refuse to touch.
+
+use sea_orm::{ConnectionTrait, DbBackend, DbErr, Statement};
+
+/// Columns of `nodes` that nodemaint reads or writes; an Ironic database has them all.
+pub const REQUIRED_NODE_COLUMNS: &[&str] = &["id", "uuid", "name", "owner", "lessee", "maintenance", "maintenance_reason"];
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum DatabaseKind {
+    /// No tables at all: the baseline will create `nodes` and `node_history`.
+    Empty,
+    /// Has a `nodes` table with Ironic's columns (Ironic's own, or our baseline's).
+    Ironic,
+    /// Has tables, but no `nodes`, or a `nodes` missing what we need.
+    Foreign(String),
+}
+
+/// Names of the tables in the connection's current schema/database.
+pub async fn tables<C: ConnectionTrait>(db: &C) -> Result<Vec<String>, DbErr> {
+    let backend = db.get_database_backend();
+    let sql = match backend {
+        DbBackend::Sqlite => "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'",
+        DbBackend::Postgres => {
+            "SELECT table_name::text FROM information_schema.tables WHERE table_schema = current_schema()"
+        }
+        _ => "SELECT CAST(table_name AS CHAR) FROM information_schema.tables WHERE table_schema = DATABASE()",
+    };
+    db.query_all_raw(Statement::from_string(backend, sql))
+        .await?
+        .iter()
+        .map(|row| row.try_get_by_index::<String>(0))
+        .collect()
+}
+
+/// Column names of `table`.
+pub async fn columns<C: ConnectionTrait>(db: &C, table: &str) -> Result<Vec<String>, DbErr> {
+    let backend = db.get_database_backend();
+    let sql = match backend {
+        DbBackend::Sqlite => format!("SELECT name FROM pragma_table_info('{table}')"),
+        DbBackend::Postgres => format!(
+            "SELECT column_name::text FROM information_schema.columns \
+             WHERE table_schema = current_schema() AND table_name = '{table}'"
+        ),
+        _ => format!(
+            "SELECT CAST(column_name AS CHAR) FROM information_schema.columns \
+             WHERE table_schema = DATABASE() AND table_name = '{table}'"
+        ),
+    };
+    db.query_all_raw(Statement::from_string(backend, sql))
+        .await?
+        .iter()
+        .map(|row| row.try_get_by_index::<String>(0))
+        .collect()
+}
+
+pub async fn classify<C: ConnectionTrait>(db: &C) -> Result<DatabaseKind, DbErr> {
+    let tables = tables(db).await?;
+    if !tables.iter().any(|t| t == "nodes") {
+        let others: Vec<&String> = tables.iter().filter(|t| !t.starts_with("nodemaint_")).collect();
+        return Ok(if others.is_empty() {
+            DatabaseKind::Empty
+        } else {
+            DatabaseKind::Foreign(format!("it has {} table(s) but no `nodes` table", others.len()))
+        });
+    }
+    let columns = columns(db, "nodes").await?;
+    let missing: Vec<&str> =
+        REQUIRED_NODE_COLUMNS.iter().copied().filter(|c| !columns.iter().any(|have| have == c)).collect();
+    if missing.is_empty() {
+        Ok(DatabaseKind::Ironic)
+    } else {
+        Ok(DatabaseKind::Foreign(format!("its `nodes` table lacks column(s) {}", missing.join(", "))))
+    }
+}
