@@ -1,1 +1,22 @@
-//! placeholder
+//! nodemaint: typed node maintenance for OpenStack Ironic.
+//!
+//! This crate is what the CLI and an API service share: database URLs and
+//! connections ([`db`]), schema upgrades under a lock ([`schema`]), legacy
+//! node access ([`nodes`]) and fleet seeding ([`fleet`]), configuration
+//! ([`config`]) and one error type whose variants carry their HTTP status and
+//! exit code ([`error`]). The schema itself is in `nodemaint-migration`, the
+//! tables in `nodemaint-entity`, the upgrade checks in `nodemaint-checks`.
+//!
+//! Not for: rendering. The binary (`src/main.rs`, `src/cli/`) parses
+//! arguments, calls into here, and prints.
+
+pub mod config;
+pub mod db;
+pub mod error;
+pub mod fleet;
+pub mod nodes;
+pub mod schema;
+
+pub use error::{Error, Result};
+pub use nodemaint_entity as entity;
+pub use nodemaint_migration as migration;

@@ -1,1 +1,33 @@
-fn main(){}
+//! The `nodemaint` command: parse, call the library, render. No SQL and no
+//! authority decisions live here.
+
+mod cli;
+
+use clap::Parser;
+use std::process::ExitCode;
+
+/// Exit code for bad command-line arguments (as ironic-dbsync uses it).
+const EXIT_USAGE: u8 = 127;
+
+fn main() -> ExitCode {
+    let args = match cli::args::Cli::try_parse() {
+        Ok(args) => args,
+        Err(e) => {
+            let code = if e.use_stderr() { EXIT_USAGE } else { 0 };
+            let _ = e.print();
+            return ExitCode::from(code);
+        }
+    };
+    cli::init_logging(args.global.verbose, args.global.quiet);
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("error: cannot start the async runtime: {e}");
+            return ExitCode::from(nodemaint::Error::Config(String::new()).exit_code());
+        }
+    };
+    ExitCode::from(runtime.block_on(cli::run(args)))
+}

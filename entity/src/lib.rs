@@ -12,4 +12,4 @@ pub mod node_maintenance;
 pub mod nodes;
 pub mod vocab;
 
-pub use vocab::{synthesize_reason, EntryType, Scope};
+pub use vocab::{EntryType, Scope, synthesize_reason};

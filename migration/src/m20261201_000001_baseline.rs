@@ -98,7 +98,10 @@ impl MigrationTrait for Migration {
             "CREATE TABLE IF NOT EXISTS {MARKER} (table_name VARCHAR(64) NOT NULL, PRIMARY KEY (table_name))"
         ))
         .await?;
-        for (table, ddl) in [("nodes", create_nodes(backend)), ("node_history", create_node_history(backend))] {
+        for (table, ddl) in [
+            ("nodes", create_nodes(backend)),
+            ("node_history", create_node_history(backend)),
+        ] {
             if manager.has_table(table).await? {
                 continue;
             }
@@ -117,7 +120,10 @@ impl MigrationTrait for Migration {
         let backend = manager.get_database_backend();
         let db = manager.get_connection();
         let created: Vec<String> = db
-            .query_all_raw(Statement::from_string(backend, format!("SELECT table_name FROM {MARKER}")))
+            .query_all_raw(Statement::from_string(
+                backend,
+                format!("SELECT table_name FROM {MARKER}"),
+            ))
             .await?
             .iter()
             .map(|row| row.try_get_by_index::<String>(0))
@@ -125,10 +131,12 @@ impl MigrationTrait for Migration {
         // node_history references nodes, so it goes first.
         for table in ["node_history", "nodes"] {
             if created.iter().any(|t| t == table) {
-                db.execute_unprepared(&format!("DROP TABLE {table}")).await?;
+                db.execute_unprepared(&format!("DROP TABLE {table}"))
+                    .await?;
             }
         }
-        db.execute_unprepared(&format!("DROP TABLE {MARKER}")).await?;
+        db.execute_unprepared(&format!("DROP TABLE {MARKER}"))
+            .await?;
         Ok(())
     }
 

@@ -1,0 +1,187 @@
+//! Command-line arguments (clap derive). Every command's `--help` ends with
+//! an example.
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use std::path::PathBuf;
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "nodemaint",
+    version,
+    about = "Typed node maintenance for OpenStack Ironic: migrations, backfill, nodes and fleets",
+    after_help = "Examples:\n  nodemaint db upgrade\n  nodemaint --database-url postgres://ironic@db/ironic db status\n  nodemaint fleet seed --nodes 10000 --maintained-fraction 0.1\n\nExit codes: 0 ok, 3 configuration, 4 database unreachable, 5 not an Ironic/nodemaint database or schema missing, 6 lock timeout, 7 not found, 8 forbidden, 9 conflict, 10 bad input, 11 other database error, 127 bad arguments."
+)]
+pub struct Cli {
+    #[command(flatten)]
+    pub global: Global,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct Global {
+    /// Database URL: sqlite://FILE, postgres://USER@HOST/DB, mysql://USER@HOST/DB
+    /// (SQLAlchemy spellings such as mysql+pymysql:// are accepted).
+    /// Default: the config file's [database] url, else sqlite://nodemaint.db.
+    #[arg(
+        long,
+        global = true,
+        env = "NODEMAINT_DATABASE_URL",
+        hide_env_values = true
+    )]
+    pub database_url: Option<String>,
+    /// TOML configuration file ([database] url, [upgrade] pin_release_version, [policy] file).
+    #[arg(long, global = true, env = "NODEMAINT_CONFIG")]
+    pub config: Option<PathBuf>,
+    /// Output format: tables for people, JSON for machines (on stdout).
+    #[arg(long, global = true, value_enum, default_value_t = Format::Table)]
+    pub format: Format,
+    /// More logging on stderr (-v info, -vv debug); RUST_LOG overrides.
+    #[arg(short, long, global = true, action = clap::ArgAction::Count)]
+    pub verbose: u8,
+    /// No progress bars or informational messages.
+    #[arg(short, long, global = true)]
+    pub quiet: bool,
+}
+
+#[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    Table,
+    Json,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// Schema migrations: upgrade, status, downgrade.
+    #[command(subcommand)]
+    Db(DbCommand),
+    /// Nodes as a pre-upgrade service writes them (legacy columns only).
+    #[command(subcommand)]
+    Node(NodeCommand),
+    /// Whole fleets for testing and benchmarks.
+    #[command(subcommand)]
+    Fleet(FleetCommand),
+}
+
+#[derive(Subcommand, Debug)]
+pub enum DbCommand {
+    /// Apply every pending migration under the migration lock, backfilling
+    /// one legacy entry per node in maintenance.
+    #[command(
+        after_help = "Example:\n  nodemaint --database-url postgres://ironic@db/ironic db upgrade --lock-timeout 600"
+    )]
+    Upgrade {
+        /// Seconds to wait for another `db upgrade` holding the lock.
+        #[arg(long, default_value_t = 300)]
+        lock_timeout: u64,
+        /// Node ids per backfill batch.
+        #[arg(long, default_value_t = nodemaint::migration::backfill::DEFAULT_BATCH_SIZE, value_parser = clap::value_parser!(i64).range(1..=1_000_000))]
+        batch_size: i64,
+    },
+    /// Each migration, applied or pending, with when it was applied. Read-only.
+    #[command(after_help = "Example:\n  nodemaint db status --format json")]
+    Status,
+    /// Roll back the last N migrations (never drops Ironic's own tables).
+    #[command(after_help = "Example:\n  nodemaint db downgrade --steps 1 --yes")]
+    Downgrade {
+        /// How many applied migrations to roll back, newest first.
+        #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
+        steps: u32,
+        /// Confirm: rolling back drops node_maintenance and its entries.
+        #[arg(long)]
+        yes: bool,
+        /// Seconds to wait for the migration lock.
+        #[arg(long, default_value_t = 300)]
+        lock_timeout: u64,
+    },
+}
+
+#[derive(Subcommand, Debug)]
+pub enum NodeCommand {
+    /// Create a node.
+    #[command(
+        after_help = "Example:\n  nodemaint node create --name rack1-n01 --owner 9c84d2e0f1a3 --maintenance --reason \"HW_ERR: disk 3\""
+    )]
+    Create {
+        #[arg(long)]
+        name: Option<String>,
+        /// Default: a fresh uuid.
+        #[arg(long)]
+        uuid: Option<String>,
+        #[arg(long)]
+        owner: Option<String>,
+        #[arg(long)]
+        lessee: Option<String>,
+        /// Put the node in maintenance as an old service would (boolean and reason only).
+        #[arg(long)]
+        maintenance: bool,
+        /// The maintenance reason (with --maintenance).
+        #[arg(long, requires = "maintenance")]
+        reason: Option<String>,
+    },
+    /// List nodes in id order.
+    #[command(after_help = "Example:\n  nodemaint node list --maintenance --limit 20")]
+    List {
+        /// At most this many nodes.
+        #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u64).range(1..=100_000))]
+        limit: u64,
+        /// Only nodes with maintenance = true.
+        #[arg(long)]
+        maintenance: bool,
+    },
+    /// Show one node's columns under Ironic's names.
+    #[command(after_help = "Example:\n  nodemaint node show rack1-n01 --format json")]
+    Show {
+        /// Node uuid or name.
+        node: String,
+    },
+    /// Change a node's columns as an old service would (no entries are written).
+    #[command(
+        after_help = "Example:\n  nodemaint node set rack1-n01 --maintenance --reason \"rebalancing rack\"\n  nodemaint node set rack1-n01 --no-maintenance"
+    )]
+    Set {
+        /// Node uuid or name.
+        node: String,
+        #[arg(long)]
+        name: Option<String>,
+        /// New owner ("" clears it).
+        #[arg(long)]
+        owner: Option<String>,
+        /// New lessee ("" clears it).
+        #[arg(long)]
+        lessee: Option<String>,
+        /// Set nodes.maintenance = true (with --reason).
+        #[arg(long, conflicts_with = "no_maintenance")]
+        maintenance: bool,
+        /// Set nodes.maintenance = false and clear the reason.
+        #[arg(long)]
+        no_maintenance: bool,
+        /// Write nodes.maintenance_reason.
+        #[arg(long, conflicts_with = "no_maintenance")]
+        reason: Option<String>,
+    },
+    /// Delete a node, its history and (by cascade) its maintenance entries.
+    #[command(after_help = "Example:\n  nodemaint node delete rack1-n01")]
+    Delete {
+        /// Node uuid or name.
+        node: String,
+    },
+}
+
+#[derive(Subcommand, Debug)]
+pub enum FleetCommand {
+    /// Add N legacy nodes (pre-upgrade state: boolean and reason, no entries).
+    #[command(
+        after_help = "Example:\n  nodemaint fleet seed --nodes 1000000 --maintained-fraction 0.1 --seed 42"
+    )]
+    Seed {
+        #[arg(long, value_parser = clap::value_parser!(u64).range(1..=100_000_000))]
+        nodes: u64,
+        /// Share of the nodes put in maintenance, 0 to 1.
+        #[arg(long, default_value_t = 0.1)]
+        maintained_fraction: f64,
+        /// Random seed: the same seed makes the same fleet.
+        #[arg(long, default_value_t = 0)]
+        seed: u64,
+    },
+}

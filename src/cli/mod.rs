@@ -1,0 +1,221 @@
+//! Wiring: resolve the database URL, connect, call the library, render the
+//! result or the error, and turn it into an exit code.
+
+pub mod args;
+mod progress;
+mod render;
+
+use args::{Cli, Command, DbCommand, FleetCommand, Format, Global, NodeCommand};
+use nodemaint::config::Config;
+use nodemaint::{Error, Result, db, fleet, nodes, schema};
+use render::Output;
+use sea_orm::DatabaseConnection;
+use std::time::Duration;
+
+pub fn init_logging(verbose: u8, quiet: bool) {
+    let default = match (quiet, verbose) {
+        (true, _) => "error",
+        (_, 0) => "warn",
+        (_, 1) => "info",
+        _ => "debug",
+    };
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
+        .try_init();
+}
+
+/// Runs the command and returns the process exit code.
+pub async fn run(cli: Cli) -> u8 {
+    let out = Output::new(cli.global.format, cli.global.quiet);
+    match dispatch(&cli, &out).await {
+        Ok(()) => 0,
+        Err(e) => {
+            out.error(&e);
+            e.exit_code()
+        }
+    }
+}
+
+/// The database URL: flag or env, then config file, then the embedded default.
+fn database_url(global: &Global) -> Result<String> {
+    let config = match &global.config {
+        Some(path) => Config::load(path)?,
+        None => Config::default(),
+    };
+    let url = global
+        .database_url
+        .clone()
+        .or(config.database.url)
+        .unwrap_or_else(|| db::DEFAULT_URL.to_owned());
+    db::normalize_url(&url)
+}
+
+async fn open(global: &Global) -> Result<(DatabaseConnection, String)> {
+    let url = database_url(global)?;
+    let conn = db::connect(&url).await?;
+    Ok((conn, url))
+}
+
+fn waiting_notice(out: &Output, url: &str, timeout: u64) -> Box<dyn FnOnce() + Send> {
+    let quiet = out.quiet;
+    let url = db::redact(url);
+    Box::new(move || {
+        if !quiet {
+            eprintln!(
+                "Waiting for the migration lock on {url}: another nodemaint is changing the schema (giving up after {timeout}s)…"
+            );
+        }
+    })
+}
+
+async fn dispatch(cli: &Cli, out: &Output) -> Result<()> {
+    match &cli.command {
+        Command::Db(cmd) => db_command(cmd, &cli.global, out).await,
+        Command::Node(cmd) => node_command(cmd, &cli.global, out).await,
+        Command::Fleet(cmd) => fleet_command(cmd, &cli.global, out).await,
+    }
+}
+
+async fn db_command(cmd: &DbCommand, global: &Global, out: &Output) -> Result<()> {
+    match cmd {
+        DbCommand::Upgrade {
+            lock_timeout,
+            batch_size,
+        } => {
+            let (conn, url) = open(global).await?;
+            let options = schema::UpgradeOptions {
+                lock_timeout: Duration::from_secs(*lock_timeout),
+                batch_size: *batch_size,
+                progress: progress::bar(out.quiet),
+                on_wait: waiting_notice(out, &url, *lock_timeout),
+            };
+            let report = schema::upgrade(&conn, &url, options).await?;
+            out.upgrade(&report);
+            Ok(())
+        }
+        DbCommand::Status => {
+            let (conn, _) = open(global).await?;
+            out.migrations(&schema::status(&conn).await?);
+            Ok(())
+        }
+        DbCommand::Downgrade {
+            steps,
+            yes,
+            lock_timeout,
+        } => {
+            if !yes {
+                return Err(Error::Config(format!(
+                    "downgrading {steps} migration(s) drops node_maintenance data; re-run with --yes to confirm"
+                )));
+            }
+            let (conn, url) = open(global).await?;
+            let rolled_back = schema::downgrade(
+                &conn,
+                &url,
+                *steps,
+                Duration::from_secs(*lock_timeout),
+                waiting_notice(out, &url, *lock_timeout),
+            )
+            .await?;
+            out.downgrade(&rolled_back);
+            Ok(())
+        }
+    }
+}
+
+/// `""` on the command line clears a field.
+fn optional_field(value: &Option<String>) -> Option<Option<String>> {
+    value
+        .as_ref()
+        .map(|v| if v.is_empty() { None } else { Some(v.clone()) })
+}
+
+async fn node_command(cmd: &NodeCommand, global: &Global, out: &Output) -> Result<()> {
+    let (conn, url) = open(global).await?;
+    schema::require_nodes_table(&conn, &url).await?;
+    match cmd {
+        NodeCommand::Create {
+            name,
+            uuid,
+            owner,
+            lessee,
+            maintenance,
+            reason,
+        } => {
+            let node = nodes::create(
+                &conn,
+                nodes::NewNode {
+                    uuid: uuid.clone(),
+                    name: name.clone(),
+                    owner: owner.clone(),
+                    lessee: lessee.clone(),
+                    maintenance: *maintenance,
+                    maintenance_reason: reason.clone(),
+                },
+            )
+            .await?;
+            out.node(&node);
+        }
+        NodeCommand::List { limit, maintenance } => {
+            out.nodes(&nodes::list(&conn, *limit, *maintenance).await?)
+        }
+        NodeCommand::Show { node } => out.node(&nodes::find(&conn, node).await?),
+        NodeCommand::Set {
+            node,
+            name,
+            owner,
+            lessee,
+            maintenance,
+            no_maintenance,
+            reason,
+        } => {
+            let change = nodes::NodeChange {
+                name: name.clone(),
+                owner: optional_field(owner),
+                lessee: optional_field(lessee),
+                maintenance: if *maintenance {
+                    Some(true)
+                } else if *no_maintenance {
+                    Some(false)
+                } else {
+                    None
+                },
+                reason: reason.clone(),
+            };
+            out.node(&nodes::set(&conn, node, change).await?);
+        }
+        NodeCommand::Delete { node } => {
+            let deleted = nodes::delete(&conn, node).await?;
+            out.deleted(&deleted);
+        }
+    }
+    Ok(())
+}
+
+async fn fleet_command(cmd: &FleetCommand, global: &Global, out: &Output) -> Result<()> {
+    match cmd {
+        FleetCommand::Seed {
+            nodes: count,
+            maintained_fraction,
+            seed,
+        } => {
+            let (conn, url) = open(global).await?;
+            schema::require_nodes_table(&conn, &url).await?;
+            let bar = progress::bar(out.quiet);
+            let report =
+                fleet::seed(&conn, *count, *maintained_fraction, *seed, bar.as_ref()).await?;
+            out.seeded(&report);
+            Ok(())
+        }
+    }
+}
+
+impl Output {
+    fn json_mode(&self) -> bool {
+        self.format == Format::Json
+    }
+}

@@ -1,0 +1,180 @@
+//! How results and errors are shown: ASCII tables for people, JSON on stdout
+//! for machines. Errors go to stderr as one line (`error: …`), or to stdout
+//! as `{"error": {"status": …, "message": …}}` with `--format json`.
+
+use super::args::Format;
+use nodemaint::Error;
+use nodemaint::entity::nodes;
+use nodemaint::fleet::SeedReport;
+use nodemaint::nodes::NodeView;
+use nodemaint::schema::{MigrationRow, UpgradeReport};
+use serde::Serialize;
+use tabled::builder::Builder;
+use tabled::settings::Style;
+
+pub struct Output {
+    pub format: Format,
+    pub quiet: bool,
+}
+
+fn or_none(value: &Option<String>) -> String {
+    value.clone().unwrap_or_else(|| "None".to_owned())
+}
+
+/// An ASCII table, as OpenStack clients draw them.
+pub fn table(header: &[&str], rows: Vec<Vec<String>>) -> String {
+    let mut builder = Builder::default();
+    builder.push_record(header.iter().map(|h| h.to_string()));
+    for row in rows {
+        builder.push_record(row);
+    }
+    builder.build().with(Style::ascii()).to_string()
+}
+
+impl Output {
+    pub fn new(format: Format, quiet: bool) -> Self {
+        Output { format, quiet }
+    }
+
+    fn json<T: Serialize>(&self, value: &T) {
+        match serde_json::to_string_pretty(value) {
+            Ok(text) => println!("{text}"),
+            Err(e) => eprintln!("error: cannot encode the result as JSON: {e}"),
+        }
+    }
+
+    pub fn error(&self, e: &Error) {
+        if self.json_mode() {
+            self.json(
+                &serde_json::json!({"error": {"status": e.http_status(), "message": e.message()}}),
+            );
+        } else {
+            eprintln!("error: {}", e.message());
+        }
+    }
+
+    pub fn upgrade(&self, report: &UpgradeReport) {
+        if self.json_mode() {
+            return self.json(report);
+        }
+        if report.applied.is_empty() {
+            println!("Nothing to apply: the schema is up to date.");
+        }
+        for name in &report.applied {
+            println!("Applied {name}");
+        }
+        if report.applied.iter().any(|m| m.contains("backfill")) {
+            println!(
+                "Backfilled {} legacy maintenance entr{}.",
+                report.backfilled,
+                if report.backfilled == 1 { "y" } else { "ies" }
+            );
+        }
+    }
+
+    pub fn migrations(&self, rows: &[MigrationRow]) {
+        if self.json_mode() {
+            return self.json(&rows);
+        }
+        let rows = rows
+            .iter()
+            .map(|m| {
+                vec![
+                    m.name.clone(),
+                    if m.applied { "applied" } else { "pending" }.to_owned(),
+                    m.applied_at.map(|t| t.to_rfc3339()).unwrap_or_default(),
+                ]
+            })
+            .collect();
+        println!("{}", table(&["Migration", "Status", "Applied at"], rows));
+    }
+
+    pub fn downgrade(&self, rolled_back: &[String]) {
+        if self.json_mode() {
+            return self.json(&serde_json::json!({ "rolled_back": rolled_back }));
+        }
+        if rolled_back.is_empty() {
+            println!("Nothing to roll back.");
+        }
+        for name in rolled_back {
+            println!("Rolled back {name}");
+        }
+    }
+
+    pub fn node(&self, node: &nodes::Model) {
+        let view = NodeView::from(node);
+        if self.json_mode() {
+            return self.json(&view);
+        }
+        let rows = vec![
+            vec!["uuid".into(), or_none(&view.uuid)],
+            vec!["name".into(), or_none(&view.name)],
+            vec!["owner".into(), or_none(&view.owner)],
+            vec!["lessee".into(), or_none(&view.lessee)],
+            vec!["maintenance".into(), view.maintenance.to_string()],
+            vec![
+                "maintenance_reason".into(),
+                or_none(&view.maintenance_reason),
+            ],
+            vec!["fault".into(), or_none(&view.fault)],
+            vec!["reservation".into(), or_none(&view.reservation)],
+            vec!["created_at".into(), or_none(&view.created_at)],
+            vec!["updated_at".into(), or_none(&view.updated_at)],
+        ];
+        println!("{}", table(&["Field", "Value"], rows));
+    }
+
+    pub fn nodes(&self, list: &[nodes::Model]) {
+        let views: Vec<NodeView> = list.iter().map(NodeView::from).collect();
+        if self.json_mode() {
+            return self.json(&views);
+        }
+        let rows = views
+            .iter()
+            .map(|v| {
+                vec![
+                    or_none(&v.uuid),
+                    or_none(&v.name),
+                    or_none(&v.owner),
+                    or_none(&v.lessee),
+                    v.maintenance.to_string(),
+                    or_none(&v.maintenance_reason),
+                ]
+            })
+            .collect();
+        println!(
+            "{}",
+            table(
+                &[
+                    "UUID",
+                    "Name",
+                    "Owner",
+                    "Lessee",
+                    "Maintenance",
+                    "Maintenance reason"
+                ],
+                rows
+            )
+        );
+    }
+
+    pub fn deleted(&self, node: &nodes::Model) {
+        if self.json_mode() {
+            return self.json(&serde_json::json!({ "deleted": node.uuid }));
+        }
+        println!("Deleted node {}", or_none(&node.uuid));
+    }
+
+    pub fn seeded(&self, report: &SeedReport) {
+        if self.json_mode() {
+            return self.json(report);
+        }
+        println!(
+            "Created {} nodes ({} in maintenance), {} … {}.",
+            report.created,
+            report.maintained,
+            or_none(&report.first_name),
+            or_none(&report.last_name)
+        );
+    }
+}

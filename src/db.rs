@@ -1,0 +1,219 @@
+//! Database URLs and connections: which URLs are accepted (sqlx's, and the
+//! SQLAlchemy spellings found in Ironic's `[database] connection`), how they
+//! are shown (password hidden), and how a connection is opened.
+
+use crate::error::{Error, Result, describe, one_line};
+use sea_orm::sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode};
+use sea_orm::{ConnectOptions, ConnectionTrait, Database, DatabaseConnection, DbBackend, DbErr};
+use std::time::Duration;
+
+/// The embedded default: an SQLite file in the working directory.
+pub const DEFAULT_URL: &str = "sqlite://nodemaint.db";
+
+/// How long an SQLite writer waits for another before giving up. Long, so
+/// that "database is locked" never reaches a caller under normal contention.
+pub const SQLITE_BUSY_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// Turns a URL a deployer may paste into one sqlx understands.
+///
+/// `postgresql+psycopg2://…` → `postgres://…`, `mysql+pymysql://…` →
+/// `mysql://…`, `sqlite:////abs/path` (SQLAlchemy) → `sqlite:///abs/path`.
+pub fn normalize_url(url: &str) -> Result<String> {
+    let url = url.trim();
+    let Some((scheme, rest)) = url.split_once(':') else {
+        return Err(bad_url(url, "it has no scheme"));
+    };
+    let base = scheme
+        .split('+')
+        .next()
+        .unwrap_or(scheme)
+        .to_ascii_lowercase();
+    let normalized = match base.as_str() {
+        "postgres" | "postgresql" => format!("postgres:{rest}"),
+        "mysql" | "mariadb" => format!("mysql:{rest}"),
+        "sqlite" => {
+            let rest = rest
+                .strip_prefix("////")
+                .map(|p| format!("///{p}"))
+                .unwrap_or_else(|| rest.to_owned());
+            format!("sqlite:{rest}")
+        }
+        _ => {
+            return Err(bad_url(
+                url,
+                &format!("scheme `{scheme}` is not sqlite, postgres or mysql"),
+            ));
+        }
+    };
+    if base != "sqlite" {
+        let Some(after) = normalized.split_once("://").map(|(_, a)| a) else {
+            return Err(bad_url(
+                url,
+                "expected SCHEME://[USER[:PASSWORD]@]HOST[:PORT]/DATABASE",
+            ));
+        };
+        let host = after.rsplit_once('@').map(|(_, h)| h).unwrap_or(after);
+        let host = host.split('/').next().unwrap_or("");
+        if host.is_empty() {
+            return Err(bad_url(url, "it names no host"));
+        }
+        if let Some((_, port)) = host.rsplit_once(':')
+            && port.parse::<u16>().is_err()
+        {
+            return Err(bad_url(url, &format!("port `{port}` is not a number")));
+        }
+    }
+    Ok(normalized)
+}
+
+fn bad_url(url: &str, why: &str) -> Error {
+    Error::Config(format!(
+        "malformed database URL `{}`: {why}; use e.g. sqlite://nodemaint.db, postgres://USER@HOST/ironic or mysql://USER@HOST/ironic",
+        redact(url)
+    ))
+}
+
+/// The URL with any password replaced by `***`, for messages and logs.
+pub fn redact(url: &str) -> String {
+    if let Some((scheme, rest)) = url.split_once("://")
+        && let Some((userinfo, host)) = rest.rsplit_once('@')
+        && let Some((user, _password)) = userinfo.split_once(':')
+    {
+        return format!("{scheme}://{user}:***@{host}");
+    }
+    url.to_owned()
+}
+
+/// The backend a (normalized) URL names.
+pub fn backend_of(url: &str) -> DbBackend {
+    if url.starts_with("postgres") {
+        DbBackend::Postgres
+    } else if url.starts_with("mysql") {
+        DbBackend::MySql
+    } else {
+        DbBackend::Sqlite
+    }
+}
+
+/// Opens a pool on `url` (already normalized) and checks it answers.
+/// SQLite files are created if missing, in WAL mode with a long busy timeout.
+pub async fn connect(url: &str) -> Result<DatabaseConnection> {
+    let mut options = ConnectOptions::new(url.to_owned());
+    options
+        .sqlx_logging(false)
+        .connect_timeout(Duration::from_secs(10))
+        .acquire_timeout(Duration::from_secs(60))
+        .map_sqlx_sqlite_opts(|o: SqliteConnectOptions| {
+            o.create_if_missing(true)
+                .busy_timeout(SQLITE_BUSY_TIMEOUT)
+                .journal_mode(SqliteJournalMode::Wal)
+                .foreign_keys(true)
+        });
+    if backend_of(url) == DbBackend::Sqlite {
+        // One writer at a time anyway; a small pool keeps readers concurrent.
+        options.max_connections(4);
+    }
+    probe_server(url).await?;
+    let db = Database::connect(options)
+        .await
+        .map_err(|e| connect_error(url, &e))?;
+    db.execute_unprepared("SELECT 1")
+        .await
+        .map_err(|e| connect_error(url, &e))?;
+    Ok(db)
+}
+
+/// One direct connection before the pool: a pool retries until its timeout
+/// and then reports only "timed out", hiding "connection refused".
+async fn probe_server(url: &str) -> Result<()> {
+    use sea_orm::sqlx::{Connection, MySqlConnection, PgConnection};
+    let attempt = async {
+        match backend_of(url) {
+            DbBackend::Postgres => PgConnection::connect(url).await?.close().await,
+            DbBackend::MySql => MySqlConnection::connect(url).await?.close().await,
+            _ => Ok(()),
+        }
+    };
+    match tokio::time::timeout(Duration::from_secs(10), attempt).await {
+        Ok(Ok(())) => Ok(()),
+        Ok(Err(e)) => Err(connect_error_text(url, &e.to_string())),
+        Err(_) => Err(Error::Unreachable(format!(
+            "cannot connect to {}: no answer within 10s; is the server running, and is the URL right?",
+            redact(url)
+        ))),
+    }
+}
+
+fn connect_error(url: &str, e: &DbErr) -> Error {
+    connect_error_text(url, &describe(e))
+}
+
+fn connect_error_text(url: &str, detail: &str) -> Error {
+    let detail = one_line(detail.trim_start_matches("error returned from database: "));
+    // PostgreSQL appends its own source position ("at line 768"): noise here.
+    let detail = match detail.rfind(" at line ") {
+        Some(i) if detail[i + 9..].chars().all(|c| c.is_ascii_digit()) => detail[..i].to_owned(),
+        _ => detail,
+    };
+    let hint = if detail.contains("role")
+        || detail.contains("Access denied")
+        || detail.to_ascii_lowercase().contains("password")
+    {
+        "check the user and password in the URL"
+    } else if detail.contains("does not exist") || detail.contains("Unknown database") {
+        "create the database first, or fix the URL"
+    } else if backend_of(url) == DbBackend::Sqlite {
+        "check that the file's directory exists and is writable"
+    } else {
+        "is the server running, and is the URL right?"
+    };
+    Error::Unreachable(format!(
+        "cannot connect to {}: {detail}; {hint}",
+        redact(url)
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sqlalchemy_urls_are_accepted() {
+        assert_eq!(
+            normalize_url("postgresql+psycopg2://u@h:5432/ironic").unwrap(),
+            "postgres://u@h:5432/ironic"
+        );
+        assert_eq!(
+            normalize_url("mysql+pymysql://root@127.0.0.1/ironic").unwrap(),
+            "mysql://root@127.0.0.1/ironic"
+        );
+        assert_eq!(
+            normalize_url("sqlite:////var/lib/ironic.sqlite").unwrap(),
+            "sqlite:///var/lib/ironic.sqlite"
+        );
+        assert_eq!(
+            normalize_url("sqlite://nodemaint.db").unwrap(),
+            "sqlite://nodemaint.db"
+        );
+    }
+
+    #[test]
+    fn malformed_urls_are_config_errors_naming_the_problem() {
+        for (url, needle) in [
+            ("nonsense", "no scheme"),
+            ("oracle://h/db", "scheme `oracle`"),
+            ("postgres://u@h:port/db", "port `port`"),
+            ("mysql:///db", "no host"),
+        ] {
+            let e = normalize_url(url).unwrap_err();
+            assert_eq!(e.exit_code(), 3, "{url}");
+            assert!(e.message().contains(needle), "{url}: {e}");
+        }
+    }
+
+    #[test]
+    fn passwords_are_hidden() {
+        assert_eq!(redact("postgres://u:secret@h/db"), "postgres://u:***@h/db");
+        assert_eq!(redact("postgres://u@h/db"), "postgres://u@h/db");
+    }
+}

@@ -1,0 +1,201 @@
+//! `fleet seed`: a deterministic pre-upgrade (legacy) fleet, written with
+//! multi-row INSERTs in one transaction, so a million nodes take seconds.
+//! Nodes get keystone-like owner/lessee project ids and, when maintained,
+//! reasons in the shapes operators really use (`HW_ERR: …`,
+//! `LK_OP|HW_ERR: …`, plain text, or none).
+
+use crate::error::{Error, Result};
+use nodemaint_migration::backfill::Progress;
+use nodemaint_migration::sql::{now_utc, stmt};
+use sea_orm::{ConnectionTrait, DatabaseConnection, TransactionTrait, Value};
+use serde::Serialize;
+
+/// Values per row and rows per statement: 7 × 4,000 stays under SQLite's
+/// 32,766 bound parameters (and PostgreSQL's and MySQL's 65,535).
+const COLUMNS: usize = 7;
+const ROWS_PER_STATEMENT: usize = 4_000;
+
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct SeedReport {
+    pub created: u64,
+    pub maintained: u64,
+    pub first_name: Option<String>,
+    pub last_name: Option<String>,
+}
+
+/// splitmix64: a tiny, good-enough deterministic generator, so `--seed`
+/// makes the same fleet everywhere without a dependency.
+pub struct Rng(u64);
+
+impl Rng {
+    pub fn new(seed: u64) -> Self {
+        Rng(seed)
+    }
+    pub fn next_u64(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+    /// Uniform in `[0, 1)`.
+    pub fn unit(&mut self) -> f64 {
+        (self.next_u64() >> 11) as f64 / (1u64 << 53) as f64
+    }
+    pub fn below(&mut self, n: u64) -> u64 {
+        self.next_u64() % n
+    }
+    pub fn uuid(&mut self) -> String {
+        let bytes = (u128::from(self.next_u64()) << 64 | u128::from(self.next_u64())).to_be_bytes();
+        uuid::Builder::from_random_bytes(bytes)
+            .into_uuid()
+            .to_string()
+    }
+}
+
+/// A keystone-style project id (32 hex digits), the same for the same `k`.
+pub fn project_id(k: u64) -> String {
+    format!(
+        "{:016x}{:016x}",
+        Rng::new(k).next_u64(),
+        Rng::new(k ^ 0xffff).next_u64()
+    )
+}
+
+/// A maintenance reason as operators write them, or `None`.
+pub fn legacy_reason(rng: &mut Rng) -> Option<String> {
+    let ticket = 1000 + rng.below(9000);
+    match rng.below(10) {
+        0..=3 => Some(format!(
+            "HW_ERR: Disk {} has bad sectors, see CIDTEAM-{ticket}",
+            rng.below(12)
+        )),
+        4..=5 => Some(format!(
+            "LK_OP|HW_ERR: PSU {} failed, replacement ordered, ticket OPS-{ticket}",
+            rng.below(2)
+        )),
+        6..=7 => Some(format!(
+            "rebalancing rack R{:02}, change window CHG-{ticket}",
+            rng.below(40)
+        )),
+        8 => Some(format!(
+            "firmware upgrade to BIOS {}.{} pending",
+            1 + rng.below(3),
+            rng.below(20)
+        )),
+        _ => None,
+    }
+}
+
+/// Adds `count` legacy nodes, each maintained with probability `fraction`.
+pub async fn seed(
+    db: &DatabaseConnection,
+    count: u64,
+    fraction: f64,
+    seed: u64,
+    progress: &dyn Progress,
+) -> Result<SeedReport> {
+    if !(0.0..=1.0).contains(&fraction) {
+        return Err(Error::BadRequest(format!(
+            "--maintained-fraction {fraction} is not between 0 and 1"
+        )));
+    }
+    let backend = db.get_database_backend();
+    let txn = db.begin().await?;
+    let offset: i64 = txn
+        .query_one_raw(stmt(backend, "SELECT COUNT(*) FROM nodes", vec![]))
+        .await?
+        .map(|row| row.try_get_by_index::<i64>(0))
+        .transpose()?
+        .unwrap_or(0);
+    let mut rng = Rng::new(seed);
+    let now = now_utc();
+    let mut report = SeedReport {
+        created: 0,
+        maintained: 0,
+        first_name: None,
+        last_name: None,
+    };
+    progress.begin("seeding nodes", count);
+    let mut done = 0u64;
+    while done < count {
+        let rows = (count - done).min(ROWS_PER_STATEMENT as u64) as usize;
+        let mut values: Vec<Value> = Vec::with_capacity(rows * COLUMNS);
+        for i in 0..rows {
+            let n = offset as u64 + done + i as u64 + 1;
+            let name = format!("node-{n:07}");
+            let maintained = rng.unit() < fraction;
+            let reason = if maintained {
+                legacy_reason(&mut rng)
+            } else {
+                None
+            };
+            let owner = project_id(rng.below(20));
+            let lessee = (rng.below(10) < 3).then(|| project_id(100 + rng.below(50)));
+            report.maintained += u64::from(maintained);
+            if report.first_name.is_none() {
+                report.first_name = Some(name.clone());
+            }
+            report.last_name = Some(name.clone());
+            values.extend([
+                rng.uuid().into(),
+                name.into(),
+                owner.into(),
+                lessee.into(),
+                maintained.into(),
+                reason.into(),
+                now.into(),
+            ]);
+        }
+        let placeholders = vec!["(?, ?, ?, ?, ?, ?, ?)"; rows].join(", ");
+        txn.execute_raw(stmt(
+            backend,
+            &format!(
+                "INSERT INTO nodes (uuid, name, owner, lessee, maintenance, maintenance_reason, created_at) VALUES {placeholders}"
+            ),
+            values,
+        ))
+        .await
+        .map_err(|e| match Error::from(e) {
+            Error::Database(m) if m.contains("uniq") || m.to_ascii_lowercase().contains("unique") || m.contains("Duplicate") => {
+                Error::Conflict(format!("seeding would reuse an existing node name or uuid; rename the nodes named node-NNNNNNN first ({m})"))
+            }
+            other => other,
+        })?;
+        done += rows as u64;
+        progress.advance(rows as u64);
+    }
+    txn.commit().await?;
+    progress.finish();
+    report.created = count;
+    Ok(report)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_generator_is_deterministic() {
+        let (mut a, mut b) = (Rng::new(7), Rng::new(7));
+        assert_eq!(a.uuid(), b.uuid());
+        assert_ne!(Rng::new(7).uuid(), Rng::new(8).uuid());
+        assert_eq!(project_id(3).len(), 32);
+    }
+
+    #[test]
+    fn reasons_take_the_operator_shapes() {
+        let mut rng = Rng::new(1);
+        let reasons: Vec<Option<String>> = (0..200).map(|_| legacy_reason(&mut rng)).collect();
+        assert!(
+            reasons
+                .iter()
+                .any(|r| r.as_deref().is_some_and(|r| r.starts_with("HW_ERR: ")))
+        );
+        assert!(reasons.iter().any(|r| {
+            r.as_deref()
+                .is_some_and(|r| r.starts_with("LK_OP|HW_ERR: "))
+        }));
+        assert!(reasons.iter().any(Option::is_none));
+    }
+}

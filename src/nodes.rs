@@ -1,0 +1,192 @@
+//! Nodes as an old (pre-upgrade) Ironic service sees them: create, find by
+//! uuid or name, list, and write the legacy columns (`maintenance`,
+//! `maintenance_reason`) directly, without touching `node_maintenance`.
+//! That is how `nodemaint node …` builds a fleet by hand, and how tests act
+//! as a not-yet-upgraded service.
+
+use crate::error::{Error, Result};
+use nodemaint_entity::vocab::iso8601;
+use nodemaint_entity::{node_history, nodes};
+use nodemaint_migration::sql::now_utc;
+use sea_orm::{
+    ActiveModelTrait, ActiveValue::Set, ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter,
+    QueryOrder, QuerySelect, TransactionTrait,
+};
+use serde::Serialize;
+
+/// A node as `node show --format json` prints it: Ironic's field names.
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+pub struct NodeView {
+    pub uuid: Option<String>,
+    pub name: Option<String>,
+    pub owner: Option<String>,
+    pub lessee: Option<String>,
+    pub maintenance: bool,
+    pub maintenance_reason: Option<String>,
+    pub fault: Option<String>,
+    pub reservation: Option<String>,
+    pub created_at: Option<String>,
+    pub updated_at: Option<String>,
+}
+
+impl From<&nodes::Model> for NodeView {
+    fn from(n: &nodes::Model) -> Self {
+        NodeView {
+            uuid: n.uuid.clone(),
+            name: n.name.clone(),
+            owner: n.owner.clone(),
+            lessee: n.lessee.clone(),
+            maintenance: n.maintenance.unwrap_or(false),
+            maintenance_reason: n.maintenance_reason.clone(),
+            fault: n.fault.clone(),
+            reservation: n.reservation.clone(),
+            created_at: n.created_at.map(iso8601),
+            updated_at: n.updated_at.map(iso8601),
+        }
+    }
+}
+
+/// Finds a node by uuid (when `ident` is one) or by name, as Ironic's API does.
+pub async fn find<C: ConnectionTrait>(db: &C, ident: &str) -> Result<nodes::Model> {
+    let filter = if uuid::Uuid::try_parse(ident).is_ok() {
+        nodes::Column::Uuid.eq(ident.to_ascii_lowercase())
+    } else {
+        nodes::Column::Name.eq(ident)
+    };
+    nodes::Entity::find()
+        .filter(filter)
+        .one(db)
+        .await?
+        .ok_or_else(|| Error::NotFound(format!("Node {ident} could not be found.")))
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct NewNode {
+    pub uuid: Option<String>,
+    pub name: Option<String>,
+    pub owner: Option<String>,
+    pub lessee: Option<String>,
+    pub maintenance: bool,
+    pub maintenance_reason: Option<String>,
+}
+
+pub async fn create<C: ConnectionTrait>(db: &C, new: NewNode) -> Result<nodes::Model> {
+    let uuid = match new.uuid {
+        Some(u) => uuid::Uuid::try_parse(&u)
+            .map_err(|_| {
+                Error::BadRequest(format!(
+                    "`{u}` is not a uuid; leave --uuid out to generate one"
+                ))
+            })?
+            .to_string(),
+        None => uuid::Uuid::new_v4().to_string(),
+    };
+    if let Some(name) = &new.name {
+        if uuid::Uuid::try_parse(name).is_ok() {
+            return Err(Error::BadRequest(format!(
+                "node name `{name}` looks like a uuid; pick another name"
+            )));
+        }
+        if nodes::Entity::find()
+            .filter(nodes::Column::Name.eq(name.as_str()))
+            .one(db)
+            .await?
+            .is_some()
+        {
+            return Err(Error::Conflict(format!(
+                "a node named `{name}` already exists"
+            )));
+        }
+    }
+    let model = nodes::ActiveModel {
+        uuid: Set(Some(uuid)),
+        name: Set(new.name),
+        owner: Set(new.owner),
+        lessee: Set(new.lessee),
+        maintenance: Set(Some(new.maintenance)),
+        maintenance_reason: Set(if new.maintenance {
+            new.maintenance_reason
+        } else {
+            None
+        }),
+        created_at: Set(Some(now_utc())),
+        ..Default::default()
+    };
+    Ok(model.insert(db).await?)
+}
+
+/// At most `limit` nodes in id order, optionally only those in maintenance.
+pub async fn list<C: ConnectionTrait>(
+    db: &C,
+    limit: u64,
+    only_maintained: bool,
+) -> Result<Vec<nodes::Model>> {
+    let mut query = nodes::Entity::find()
+        .order_by_asc(nodes::Column::Id)
+        .limit(limit);
+    if only_maintained {
+        query = query.filter(nodes::Column::Maintenance.eq(true));
+    }
+    Ok(query.all(db).await?)
+}
+
+/// A change to a node's columns, written as an old service would.
+#[derive(Debug, Clone, Default)]
+pub struct NodeChange {
+    pub name: Option<String>,
+    pub owner: Option<Option<String>>,
+    pub lessee: Option<Option<String>>,
+    /// `Some(true)`: set maintenance (with `reason`); `Some(false)`: clear it and its reason.
+    pub maintenance: Option<bool>,
+    pub reason: Option<String>,
+}
+
+pub async fn set<C: ConnectionTrait>(
+    db: &C,
+    ident: &str,
+    change: NodeChange,
+) -> Result<nodes::Model> {
+    let node = find(db, ident).await?;
+    let mut active: nodes::ActiveModel = node.clone().into();
+    if let Some(name) = change.name {
+        active.name = Set(Some(name));
+    }
+    if let Some(owner) = change.owner {
+        active.owner = Set(owner);
+    }
+    if let Some(lessee) = change.lessee {
+        active.lessee = Set(lessee);
+    }
+    match change.maintenance {
+        Some(true) => {
+            active.maintenance = Set(Some(true));
+            active.maintenance_reason = Set(change.reason);
+        }
+        Some(false) => {
+            active.maintenance = Set(Some(false));
+            active.maintenance_reason = Set(None);
+        }
+        None => {
+            if let Some(reason) = change.reason {
+                active.maintenance_reason = Set(Some(reason));
+            }
+        }
+    }
+    active.updated_at = Set(Some(now_utc()));
+    Ok(active.update(db).await?)
+}
+
+/// Deletes a node as Ironic's `destroy_node` does: its history first (that
+/// foreign key has no cascade), then the node; its maintenance entries go
+/// with it through `ON DELETE CASCADE`. One transaction.
+pub async fn delete(db: &sea_orm::DatabaseConnection, ident: &str) -> Result<nodes::Model> {
+    let txn = db.begin().await?;
+    let node = find(&txn, ident).await?;
+    node_history::Entity::delete_many()
+        .filter(node_history::Column::NodeId.eq(node.id))
+        .exec(&txn)
+        .await?;
+    nodes::Entity::delete_by_id(node.id).exec(&txn).await?;
+    txn.commit().await?;
+    Ok(node)
+}

@@ -1,0 +1,209 @@
+//! Schema operations behind `nodemaint db`: upgrade (migrations + backfill,
+//! under the migration lock), status, and downgrade.
+
+use crate::db::redact;
+use crate::error::{Error, Result};
+use chrono::{DateTime, Utc};
+use nodemaint_migration::backfill::{self, BackfillContext, BackfillOptions, Progress};
+use nodemaint_migration::lock::{self, LockError, LockGuard, MIGRATION_LOCK};
+use nodemaint_migration::probe::{self, DatabaseKind};
+use nodemaint_migration::{MIGRATION_TABLE, MigrationStatus, Migrator, MigratorTrait};
+use sea_orm::{ConnectionTrait, DatabaseConnection, Statement};
+use serde::Serialize;
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+
+/// Default for `--lock-timeout`.
+pub const DEFAULT_LOCK_TIMEOUT: Duration = Duration::from_secs(300);
+
+pub struct UpgradeOptions {
+    pub lock_timeout: Duration,
+    pub batch_size: i64,
+    pub progress: Arc<dyn Progress>,
+    /// Called once if another process holds the migration lock.
+    pub on_wait: Box<dyn FnOnce() + Send>,
+}
+
+impl Default for UpgradeOptions {
+    fn default() -> Self {
+        UpgradeOptions {
+            lock_timeout: DEFAULT_LOCK_TIMEOUT,
+            batch_size: backfill::DEFAULT_BATCH_SIZE,
+            progress: Arc::new(backfill::NoProgress),
+            on_wait: Box::new(|| {}),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+pub struct UpgradeReport {
+    /// Migrations applied by this run, in order (empty when nothing was pending).
+    pub applied: Vec<String>,
+    /// Legacy entries the backfill created.
+    pub backfilled: u64,
+}
+
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+pub struct MigrationRow {
+    pub name: String,
+    pub applied: bool,
+    pub applied_at: Option<DateTime<Utc>>,
+}
+
+/// Refuses a database that is neither empty nor Ironic-shaped.
+pub async fn require_upgradable(db: &DatabaseConnection, url: &str) -> Result<()> {
+    if let DatabaseKind::Foreign(why) = probe::classify(db).await? {
+        return Err(Error::Schema(format!(
+            "{} is not an Ironic or nodemaint database ({why}); point --database-url at Ironic's database or an empty one",
+            redact(url)
+        )));
+    }
+    Ok(())
+}
+
+/// Refuses a database without Ironic's `nodes` table (before `db upgrade` on a fresh one).
+pub async fn require_nodes_table(db: &DatabaseConnection, url: &str) -> Result<()> {
+    match probe::classify(db).await? {
+        DatabaseKind::Ironic => Ok(()),
+        DatabaseKind::Empty => Err(Error::Schema(format!(
+            "{} has no `nodes` table yet; run `nodemaint db upgrade` first",
+            redact(url)
+        ))),
+        DatabaseKind::Foreign(why) => Err(Error::Schema(format!(
+            "{} is not an Ironic or nodemaint database ({why}); point --database-url at Ironic's database",
+            redact(url)
+        ))),
+    }
+}
+
+/// Refuses a database where `node_maintenance` does not exist yet.
+pub async fn require_maintenance_table(db: &DatabaseConnection, url: &str) -> Result<()> {
+    require_nodes_table(db, url).await?;
+    if !probe::tables(db)
+        .await?
+        .iter()
+        .any(|t| t == "node_maintenance")
+    {
+        return Err(Error::Schema(format!(
+            "{} has no `node_maintenance` table; run `nodemaint db upgrade` first",
+            redact(url)
+        )));
+    }
+    Ok(())
+}
+
+async fn take_lock(
+    db: &DatabaseConnection,
+    url: &str,
+    timeout: Duration,
+    on_wait: Box<dyn FnOnce() + Send>,
+) -> Result<LockGuard> {
+    lock::acquire(url, db.get_database_backend(), MIGRATION_LOCK, timeout, on_wait).await.map_err(|e| match e {
+        LockError::Timeout { waited, .. } => Error::LockTimeout(format!(
+            "another nodemaint held the migration lock on {} for {}s; retry when it has finished, or raise --lock-timeout",
+            redact(url),
+            waited.as_secs()
+        )),
+        LockError::Db(e) => Error::from(e),
+        LockError::Io(m) => Error::Config(m),
+    })
+}
+
+/// Applies every pending migration under the migration lock.
+pub async fn upgrade(
+    db: &DatabaseConnection,
+    url: &str,
+    options: UpgradeOptions,
+) -> Result<UpgradeReport> {
+    require_upgradable(db, url).await?;
+    let guard = take_lock(db, url, options.lock_timeout, options.on_wait).await?;
+    let result = upgrade_locked(db, options.batch_size, options.progress).await;
+    let released = guard.release().await;
+    let report = result?;
+    released?;
+    Ok(report)
+}
+
+async fn upgrade_locked(
+    db: &DatabaseConnection,
+    batch_size: i64,
+    progress: Arc<dyn Progress>,
+) -> Result<UpgradeReport> {
+    let pending: Vec<String> = Migrator::get_pending_migrations(db)
+        .await?
+        .iter()
+        .map(|m| m.name().to_owned())
+        .collect();
+    let ctx = Arc::new(BackfillContext {
+        options: BackfillOptions {
+            batch_size,
+            progress,
+            ..BackfillOptions::default()
+        },
+        ..BackfillContext::default()
+    });
+    backfill::with_context(ctx.clone(), Migrator::up(db, None)).await?;
+    Ok(UpgradeReport {
+        applied: pending,
+        backfilled: ctx.backfilled.load(Ordering::Relaxed),
+    })
+}
+
+/// Every migration, applied or pending. Read-only: creates nothing.
+pub async fn status(db: &DatabaseConnection) -> Result<Vec<MigrationRow>> {
+    let migrations = Migrator::get_migration_with_status_read_only(db).await?;
+    let backend = db.get_database_backend();
+    let mut applied_at = std::collections::HashMap::new();
+    if probe::tables(db)
+        .await?
+        .iter()
+        .any(|t| t == MIGRATION_TABLE)
+    {
+        let rows = db
+            .query_all_raw(Statement::from_string(
+                backend,
+                format!("SELECT version, applied_at FROM {MIGRATION_TABLE}"),
+            ))
+            .await?;
+        for row in rows {
+            let version: String = row.try_get_by_index(0)?;
+            let at: i64 = row.try_get_by_index(1)?;
+            applied_at.insert(version, DateTime::<Utc>::from_timestamp(at, 0));
+        }
+    }
+    Ok(migrations
+        .iter()
+        .map(|m| MigrationRow {
+            name: m.name().to_owned(),
+            applied: m.status() == MigrationStatus::Applied,
+            applied_at: applied_at.get(m.name()).copied().flatten(),
+        })
+        .collect())
+}
+
+/// Rolls back the last `steps` applied migrations under the migration lock.
+/// Returns their names, most recent first.
+pub async fn downgrade(
+    db: &DatabaseConnection,
+    url: &str,
+    steps: u32,
+    lock_timeout: Duration,
+    on_wait: Box<dyn FnOnce() + Send>,
+) -> Result<Vec<String>> {
+    let guard = take_lock(db, url, lock_timeout, on_wait).await?;
+    let result = async {
+        let applied: Vec<String> = Migrator::get_applied_migrations(db)
+            .await?
+            .iter()
+            .map(|m| m.name().to_owned())
+            .collect();
+        Migrator::down(db, Some(steps)).await?;
+        Ok::<_, Error>(applied.into_iter().rev().take(steps as usize).collect())
+    }
+    .await;
+    let released = guard.release().await;
+    let rolled_back = result?;
+    released?;
+    Ok(rolled_back)
+}

@@ -1,0 +1,8 @@
+//! Integration tests against real SQLite, PostgreSQL and MySQL/MariaDB
+//! databases (see `common` for how each test gets its own database).
+
+mod common;
+
+mod backfill;
+mod catalog;
+mod db_cli;
