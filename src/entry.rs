@@ -1,0 +1,178 @@
+//! Maintenance entries as callers see them (the spec's entry object), and
+//! validation of what callers send: the type registry, `reason`, `extra`.
+//! Pure: no database.
+
+use crate::error::{Error, Result};
+use crate::masking::{is_masked, MASK};
+use crate::release::entry_scope;
+use nodemaint_entity::vocab::iso8601;
+use nodemaint_entity::{node_maintenance, EntryType, Scope};
+use serde::Serialize;
+
+/// The longest reason accepted, in characters. Ironic's `maintenance_reason`
+/// is `TEXT` (64 KiB on MySQL): a single entry's reason must fit it whole.
+pub const REASON_MAX_CHARS: usize = 16_000;
+/// The longest `extra` accepted once JSON-encoded, in bytes (`TEXT` on MySQL).
+pub const EXTRA_MAX_BYTES: usize = 65_535;
+/// Identity fields are `VARCHAR(255)` in `node_maintenance`.
+pub const IDENTITY_MAX_CHARS: usize = 255;
+
+/// The spec's entry object.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct EntryView {
+    pub uuid: String,
+    #[serde(rename = "type")]
+    pub entry_type: String,
+    pub reason: Option<String>,
+    pub scope: String,
+    pub asserted_by: String,
+    pub asserted_by_project: String,
+    pub asserted_at: String,
+    pub extra: serde_json::Value,
+}
+
+impl EntryView {
+    /// The entry as a caller at `caller_scope` may see it.
+    pub fn for_caller(entry: &node_maintenance::Model, caller_scope: Scope) -> EntryView {
+        let masked = is_masked(caller_scope, entry_scope(entry));
+        let hide = |value: &str| if masked { MASK.to_owned() } else { value.to_owned() };
+        EntryView {
+            uuid: entry.uuid.clone(),
+            entry_type: entry.entry_type.clone(),
+            reason: entry.reason.clone(),
+            scope: entry.scope.clone(),
+            asserted_by: hide(&entry.asserted_by),
+            asserted_by_project: hide(&entry.asserted_by_project),
+            asserted_at: iso8601(entry.asserted_at),
+            extra: parse_extra(entry.extra.as_deref()),
+        }
+    }
+}
+
+/// Stored `extra` text as a JSON object (`{}` when empty or unreadable).
+pub fn parse_extra(text: Option<&str>) -> serde_json::Value {
+    text.and_then(|t| serde_json::from_str::<serde_json::Value>(t).ok())
+        .filter(serde_json::Value::is_object)
+        .unwrap_or_else(|| serde_json::json!({}))
+}
+
+/// A type the typed API accepts: registered and not reserved.
+pub fn typed_api_type(name: &str) -> Result<&'static EntryType> {
+    match EntryType::lookup(name) {
+        None => {
+            let known: Vec<&str> =
+                nodemaint_entity::vocab::REGISTRY.iter().filter(|t| !t.reserved).map(|t| t.name).collect();
+            Err(Error::BadRequest(format!(
+                "Unknown maintenance type '{name}'; known types are: {}",
+                known.join(", ")
+            )))
+        }
+        Some(t) if t.reserved => Err(Error::BadRequest(format!(
+            "Maintenance type '{name}' is reserved and cannot be added through the typed API"
+        ))),
+        Some(t) => Ok(t),
+    }
+}
+
+pub fn check_reason(reason: Option<&str>) -> Result<()> {
+    if let Some(reason) = reason {
+        let chars = reason.chars().count();
+        if chars > REASON_MAX_CHARS {
+            return Err(Error::BadRequest(format!(
+                "Maintenance reason is {chars} characters long; at most {REASON_MAX_CHARS} are accepted"
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// `extra` must be a JSON object; returns its stored text.
+pub fn check_extra(extra: Option<&serde_json::Value>) -> Result<Option<String>> {
+    let Some(extra) = extra else { return Ok(None) };
+    if !extra.is_object() {
+        return Err(Error::BadRequest(format!(
+            "Maintenance extra must be a JSON object, not {}",
+            json_kind(extra)
+        )));
+    }
+    let text = extra.to_string();
+    if text.len() > EXTRA_MAX_BYTES {
+        return Err(Error::BadRequest(format!(
+            "Maintenance extra is {} bytes once encoded; at most {EXTRA_MAX_BYTES} are accepted",
+            text.len()
+        )));
+    }
+    Ok(Some(text))
+}
+
+/// Parses `--extra` text from the command line.
+pub fn parse_extra_arg(text: &str) -> Result<serde_json::Value> {
+    serde_json::from_str(text)
+        .map_err(|e| Error::BadRequest(format!("Maintenance extra is not valid JSON ({e}); pass an object such as '{{\"ticket\": \"CHG-2211\"}}'")))
+}
+
+fn json_kind(v: &serde_json::Value) -> &'static str {
+    match v {
+        serde_json::Value::Null => "null",
+        serde_json::Value::Bool(_) => "a boolean",
+        serde_json::Value::Number(_) => "a number",
+        serde_json::Value::String(_) => "a string",
+        serde_json::Value::Array(_) => "an array",
+        serde_json::Value::Object(_) => "an object",
+    }
+}
+
+/// Identity fields stored in `node_maintenance` must fit `VARCHAR(255)`.
+pub fn check_identity(what: &str, value: &str) -> Result<()> {
+    let chars = value.chars().count();
+    if chars > IDENTITY_MAX_CHARS {
+        return Err(Error::BadRequest(format!("{what} is {chars} characters long; at most {IDENTITY_MAX_CHARS} are accepted")));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::release::tests::entry;
+
+    #[test]
+    fn unknown_and_reserved_types_are_400() {
+        let e = typed_api_type("lockout").unwrap_err();
+        assert_eq!(e.http_status(), 400);
+        assert!(e.message().starts_with("Unknown maintenance type 'lockout'"), "{e}");
+        for reserved in ["legacy", "fault"] {
+            let e = typed_api_type(reserved).unwrap_err();
+            assert_eq!(e.http_status(), 400);
+            assert!(e.message().contains("is reserved"), "{e}");
+        }
+        assert!(typed_api_type("hardware_failure").is_ok());
+    }
+
+    #[test]
+    fn extra_must_be_an_object() {
+        assert!(check_extra(Some(&serde_json::json!([1]))).unwrap_err().message().contains("not an array"));
+        assert_eq!(check_extra(Some(&serde_json::json!({"a": 1}))).unwrap().as_deref(), Some("{\"a\":1}"));
+        assert!(parse_extra_arg("{nope").unwrap_err().message().contains("not valid JSON"));
+    }
+
+    #[test]
+    fn a_reason_of_a_mebibyte_is_refused() {
+        let e = check_reason(Some(&"x".repeat(1 << 20))).unwrap_err();
+        assert_eq!(e.http_status(), 400);
+    }
+
+    #[test]
+    fn entries_serialise_as_the_spec_shows_and_mask_upward() {
+        let mut e = entry("hardware_failure", "system", "");
+        e.extra = Some("{\"kind\":\"disk\"}".into());
+        let seen = serde_json::to_value(EntryView::for_caller(&e, Scope::Lessee)).unwrap();
+        assert_eq!(seen["asserted_at"], "2026-06-10T10:30:00+00:00");
+        assert_eq!(seen["type"], "hardware_failure");
+        assert_eq!(seen["asserted_by"], MASK);
+        assert_eq!(seen["asserted_by_project"], MASK);
+        assert_eq!(seen["extra"]["kind"], "disk");
+        let own = EntryView::for_caller(&e, Scope::System);
+        assert_eq!(own.asserted_by, "someone");
+    }
+}

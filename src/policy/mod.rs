@@ -1,0 +1,171 @@
+//! Policy: oslo.policy's rule language ([`rule`]) and policy file format
+//! (YAML or JSON, rule name → check string), with Ironic's defaults
+//! ([`defaults`]). A file overrides defaults rule by rule.
+//!
+//! Policy is necessary, never sufficient: scope derivation and the release
+//! floors are code (`scope`, `release`) and run after it, so no policy file
+//! can let a lessee release a system entry.
+
+pub mod defaults;
+pub mod rule;
+
+use crate::caller::Caller;
+use crate::error::{Error, Result};
+use nodemaint_entity::{node_maintenance, nodes};
+use rule::{Creds, Rule, Target};
+use std::collections::BTreeMap;
+use std::path::Path;
+
+/// The project `service_role` expects service users in (Ironic's default).
+pub const SERVICE_PROJECT_NAME: &str = "service";
+
+#[derive(Debug, Clone)]
+pub struct Policy {
+    rules: BTreeMap<String, Rule>,
+    /// `[oslo_policy] enforce_scope`: when false, a project-scoped admin has
+    /// system authority (legacy deployments keep full authority).
+    pub enforce_scope: bool,
+}
+
+impl Default for Policy {
+    fn default() -> Self {
+        Policy::defaults()
+    }
+}
+
+impl Policy {
+    /// Ironic's defaults and the spec's maintenance rules.
+    pub fn defaults() -> Policy {
+        let rules = defaults::rules()
+            .into_iter()
+            .map(|(name, text)| (name.to_owned(), rule::parse(&text).expect("default rules parse")))
+            .collect();
+        Policy { rules, enforce_scope: true }
+    }
+
+    /// Defaults overridden by a YAML or JSON policy file.
+    pub fn load(path: &Path) -> Result<Policy> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| Error::Config(format!("cannot read policy file {}: {e}", path.display())))?;
+        Policy::defaults().with_overrides(&text).map_err(|m| Error::Config(format!("policy file {}: {m}", path.display())))
+    }
+
+    /// Applies a policy document's rules over these.
+    pub fn with_overrides(mut self, text: &str) -> Result<Policy, String> {
+        let map: BTreeMap<String, String> = if text.trim_start().starts_with('{') {
+            serde_json::from_str(text).map_err(|e| format!("not a JSON object of rule name to check string: {e}"))?
+        } else if text.trim().is_empty() {
+            BTreeMap::new()
+        } else {
+            serde_yaml_ng::from_str::<Option<BTreeMap<String, String>>>(text)
+                .map_err(|e| format!("not a YAML mapping of rule name to check string: {e}"))?
+                .unwrap_or_default()
+        };
+        for (name, text) in map {
+            let parsed = rule::parse(&text).map_err(|e| format!("rule \"{name}\": cannot parse \"{text}\": {e}"))?;
+            self.rules.insert(name, parsed);
+        }
+        Ok(self)
+    }
+
+    /// Whether `rule` allows `caller` on `target`. An unknown rule denies.
+    pub fn enforce(&self, rule: &str, caller: &Caller, target: &Target) -> bool {
+        let creds = Creds {
+            user_id: &caller.user_id,
+            project_id: caller.project_id.as_deref(),
+            project_name: caller.project_name.as_deref(),
+            roles: &caller.roles,
+            system_scope: caller.system_scope,
+        };
+        let lookup = |name: &str| self.rules.get(name).cloned();
+        self.rules.get(rule).is_some_and(|r| r.eval(&creds, target, &lookup, 0))
+    }
+
+    /// [`Policy::enforce`] as a 403 in Ironic's words.
+    pub fn authorize(&self, rule: &str, caller: &Caller, target: &Target) -> Result<()> {
+        if self.enforce(rule, caller, target) {
+            Ok(())
+        } else {
+            Err(Error::Forbidden(format!("{rule} is disallowed by policy")))
+        }
+    }
+}
+
+/// The target for node rules: the node's fields as `node.*`.
+pub fn node_target(node: &nodes::Model) -> Target {
+    let mut t = Target::new();
+    t.insert("config.service_project_name".into(), SERVICE_PROJECT_NAME.into());
+    let fields = [("node.uuid", &node.uuid), ("node.name", &node.name), ("node.owner", &node.owner), ("node.lessee", &node.lessee)];
+    for (key, value) in fields {
+        if let Some(v) = value {
+            t.insert(key.into(), v.clone());
+        }
+    }
+    t
+}
+
+/// The target for `maintenance:remove`: the node's fields and the entry's as `maintenance.*`.
+pub fn entry_target(node: &nodes::Model, entry: &node_maintenance::Model) -> Target {
+    let mut t = node_target(node);
+    t.insert("maintenance.uuid".into(), entry.uuid.clone());
+    t.insert("maintenance.type".into(), entry.entry_type.clone());
+    t.insert("maintenance.scope".into(), entry.scope.clone());
+    t.insert("maintenance.asserted_by".into(), entry.asserted_by.clone());
+    t.insert("maintenance.asserted_by_project".into(), entry.asserted_by_project.clone());
+    t
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use defaults::*;
+
+    fn node(owner: Option<&str>, lessee: Option<&str>) -> nodes::Model {
+        nodes::Model {
+            id: 1,
+            uuid: Some("u".into()),
+            name: Some("n".into()),
+            owner: owner.map(Into::into),
+            lessee: lessee.map(Into::into),
+            maintenance: Some(false),
+            maintenance_reason: None,
+            fault: None,
+            reservation: None,
+            version: None,
+            created_at: None,
+            updated_at: None,
+        }
+    }
+
+    #[test]
+    fn defaults_match_ironic_for_maintenance() {
+        let p = Policy::defaults();
+        let n = node(Some("own"), Some("les"));
+        let t = node_target(&n);
+        assert!(p.enforce(SET_MAINTENANCE, &Caller::system("op", &["member"]), &t));
+        assert!(!p.enforce(SET_MAINTENANCE, &Caller::system("op", &["reader"]), &t));
+        assert!(p.enforce(MAINTENANCE_ADD, &Caller::project("u", "own", &["member"]), &t));
+        assert!(!p.enforce(MAINTENANCE_ADD, &Caller::project("u", "les", &["member"]), &t), "lessees need admin or manager");
+        assert!(p.enforce(MAINTENANCE_REMOVE, &Caller::project("u", "les", &["manager"]), &t));
+        assert!(p.enforce(MAINTENANCE_GET, &Caller::project("u", "les", &["reader"]), &t));
+        assert!(!p.enforce(MAINTENANCE_GET, &Caller::project("u", "other", &["admin"]), &t));
+        assert!(!p.enforce("baremetal:no:such:rule", &Caller::system("op", &["admin"]), &t));
+    }
+
+    #[test]
+    fn files_override_rule_by_rule_in_yaml_or_json() {
+        let yaml = "# tighten release to the asserter\n\"baremetal:node:maintenance:remove\": \"role:member and user_id:%(maintenance.asserted_by)s\"\n";
+        let p = Policy::defaults().with_overrides(yaml).unwrap();
+        let n = node(Some("own"), None);
+        let mut e = crate::release::tests::entry("operator_hold", "owner", "own");
+        e.asserted_by = "alice".into();
+        let t = entry_target(&n, &e);
+        assert!(p.enforce(MAINTENANCE_REMOVE, &Caller::project("alice", "own", &["member"]), &t));
+        assert!(!p.enforce(MAINTENANCE_REMOVE, &Caller::project("bob", "own", &["member"]), &t));
+        assert!(p.enforce(SET_MAINTENANCE, &Caller::project("bob", "own", &["member"]), &node_target(&n)), "others keep defaults");
+        let json = Policy::defaults().with_overrides("{\"baremetal:node:maintenance:get\": \"!\"}").unwrap();
+        assert!(!json.enforce(MAINTENANCE_GET, &Caller::system("op", &["admin"]), &node_target(&n)));
+        let bad = Policy::defaults().with_overrides("\"x\": \"role:a and (\"\n").unwrap_err();
+        assert!(bad.contains("rule \"x\"") && bad.contains("never closed"), "{bad}");
+    }
+}
