@@ -10,13 +10,26 @@
 //! Not for: rendering. The binary (`src/main.rs`, `src/cli/`) parses
 //! arguments, calls into here, and prints.
 
+pub mod caller;
 pub mod config;
 pub mod db;
+pub mod entry;
 pub mod error;
 pub mod fleet;
+pub mod history;
+pub mod maintenance;
+pub mod masking;
 pub mod nodes;
+pub mod policy;
+pub mod release;
 pub mod schema;
+pub mod scope;
 
+pub use caller::Caller;
+pub use entry::EntryView;
 pub use error::{Error, Result};
+pub use maintenance::{Maintenance, NewEntry};
+pub use nodemaint_entity::Scope;
+pub use policy::Policy;
 pub use nodemaint_entity as entity;
 pub use nodemaint_migration as migration;

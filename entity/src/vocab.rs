@@ -117,6 +117,24 @@ pub fn synthesize_reason(entries: &[node_maintenance::Model]) -> Option<String> 
     }
 }
 
+/// `nodes.maintenance_reason` is `TEXT`: 65,535 bytes on MySQL.
+pub const REASON_COLUMN_MAX_BYTES: usize = 65_535;
+
+/// What `nodes.maintenance_reason` holds: [`synthesize_reason`], cut at a
+/// character boundary to fit the column (only many long reasons together
+/// can reach it; each entry keeps its own reason whole).
+pub fn maintenance_reason_column(entries: &[node_maintenance::Model]) -> Option<String> {
+    let mut text = synthesize_reason(entries)?;
+    if text.len() > REASON_COLUMN_MAX_BYTES {
+        let mut cut = REASON_COLUMN_MAX_BYTES;
+        while !text.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        text.truncate(cut);
+    }
+    Some(text)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -181,6 +199,16 @@ mod tests {
             synthesize_reason(&[e]).as_deref(),
             Some("hardware_failure: Disk 3")
         );
+    }
+
+    #[test]
+    fn the_column_value_fits_mysql_text() {
+        let long: String = "é".repeat(20_000);
+        let entries: Vec<_> = (0..3).map(|i| entry(i, OPERATOR_HOLD, Some(&long), i as u32)).collect();
+        let column = maintenance_reason_column(&entries).unwrap();
+        assert!(column.len() <= REASON_COLUMN_MAX_BYTES && column.starts_with("operator_hold: é"));
+        let one = [entry(1, LEGACY, Some("short"), 0)];
+        assert_eq!(maintenance_reason_column(&one), synthesize_reason(&one));
     }
 
     #[test]

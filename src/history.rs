@@ -1,0 +1,128 @@
+//! Node history events for maintenance: one row per entry asserted,
+//! updated or released, in the operation's transaction. The event text
+//! names the entry (uuid, type, scope, reason) and who acted, in full: the
+//! `user` (64) and `project` (80) columns get the identity cut to fit, so a
+//! long identity never becomes a database error and is never lost.
+
+use crate::caller::Caller;
+use nodemaint_entity::node_history::{self, EVENT_TYPE_MAINTENANCE, PROJECT_MAX, USER_MAX};
+use nodemaint_entity::node_maintenance;
+use nodemaint_entity::vocab::iso8601;
+use nodemaint_migration::backfill::EVENT_REASON_MAX;
+use nodemaint_migration::sql::now_utc;
+use sea_orm::{ActiveModelTrait, ActiveValue::Set, ConnectionTrait, DbErr};
+use serde::Serialize;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Action {
+    Asserted,
+    Updated,
+    Released,
+}
+
+fn cut(text: &str, max: usize) -> String {
+    text.chars().take(max).collect()
+}
+
+fn project_text(project: &str) -> &str {
+    if project.is_empty() { "none" } else { project }
+}
+
+/// The event text for `action` on `entry` by `actor`; `note` says why when
+/// the actor is a tool (e.g. "reconciliation").
+pub fn event_text(action: Action, entry: &node_maintenance::Model, actor: &Caller, note: Option<&str>) -> String {
+    let reason = entry.reason.as_deref().map(|r| cut(r, EVENT_REASON_MAX as usize)).unwrap_or_else(|| "None".into());
+    let verb = match action {
+        Action::Asserted => "asserted",
+        Action::Updated => "updated",
+        Action::Released => "released",
+    };
+    let mut text = format!("maintenance entry {} {verb} (type {}, scope {}", entry.uuid, entry.entry_type, entry.scope);
+    if action == Action::Released {
+        text.push_str(&format!(
+            ", asserted by {} (project {}) at {}",
+            entry.asserted_by,
+            project_text(&entry.asserted_by_project),
+            iso8601(entry.asserted_at)
+        ));
+    }
+    text.push_str(&format!(
+        ", reason: {reason}) by {} (project {})",
+        actor.user_id,
+        project_text(actor.project_or_empty())
+    ));
+    if let Some(note) = note {
+        text.push_str(&format!(" [{note}]"));
+    }
+    text
+}
+
+/// Writes one maintenance event for `entry` on its node.
+pub async fn record<C: ConnectionTrait>(
+    db: &C,
+    action: Action,
+    entry: &node_maintenance::Model,
+    actor: &Caller,
+    note: Option<&str>,
+) -> Result<(), DbErr> {
+    let project = actor.project_or_empty();
+    node_history::ActiveModel {
+        uuid: Set(uuid::Uuid::new_v4().to_string()),
+        event_type: Set(Some(EVENT_TYPE_MAINTENANCE.to_owned())),
+        severity: Set(Some("info".to_owned())),
+        event: Set(Some(event_text(action, entry, actor, note))),
+        user: Set(Some(cut(&actor.user_id, USER_MAX))),
+        project: Set((!project.is_empty()).then(|| cut(project, PROJECT_MAX))),
+        node_id: Set(Some(entry.node_id)),
+        version: Set(Some("1.0".to_owned())),
+        created_at: Set(Some(now_utc())),
+        ..Default::default()
+    }
+    .insert(db)
+    .await?;
+    Ok(())
+}
+
+/// A history row as `history list` shows it.
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+pub struct HistoryView {
+    pub uuid: String,
+    pub created_at: Option<String>,
+    pub event_type: Option<String>,
+    pub severity: Option<String>,
+    pub event: Option<String>,
+    pub user: Option<String>,
+    pub project: Option<String>,
+}
+
+impl From<node_history::Model> for HistoryView {
+    fn from(h: node_history::Model) -> Self {
+        HistoryView {
+            uuid: h.uuid,
+            created_at: h.created_at.map(iso8601),
+            event_type: h.event_type,
+            severity: h.severity,
+            event: h.event,
+            user: h.user,
+            project: h.project,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::release::tests::entry;
+
+    #[test]
+    fn release_events_name_entry_asserter_and_releaser_in_full() {
+        let mut e = entry("operator_hold", "lessee", "a0a0a0");
+        e.reason = Some("Row C power work".into());
+        let long_user = "u".repeat(100);
+        let actor = Caller::project(long_user.clone(), "b0b0b0", &["member"]);
+        let text = event_text(Action::Released, &e, &actor, None);
+        assert!(text.starts_with("maintenance entry 8d8d9a25-c1d0-4d4c-93a6-2a4a7e2bf7d8 released (type operator_hold, scope lessee, asserted by someone (project a0a0a0) at 2026-06-10T10:30:00+00:00, reason: Row C power work) by "), "{text}");
+        assert!(text.contains(&long_user), "the full identity is kept in the text");
+        assert_eq!(cut(&long_user, USER_MAX).len(), 64);
+    }
+}

@@ -1,0 +1,467 @@
+//! The maintenance operations an API handler calls, each one transaction
+//! under the node lock that keeps `nodes.maintenance`, the synthesised
+//! `nodes.maintenance_reason` and `node_history` in step with the entries.
+//!
+//! Every operation decides in the same order: find the node and derive the
+//! caller's scope (none → 404, as the API hides nodes a caller cannot see),
+//! then policy (403), then the release floors (403), then validation of
+//! what was sent (400/409), and only then writes.
+//!
+//! ```no_run
+//! use nodemaint::{Caller, Maintenance, NewEntry, Policy};
+//! # async fn handler(db: sea_orm::DatabaseConnection) {
+//! let svc = Maintenance::new(db, Policy::defaults());
+//! // From the request's credentials (X-User-Id, X-Project-Id, X-Roles):
+//! let caller = Caller::project("1f2e3d4c5b6a", "9c84d2e0f1a3", &["member"]);
+//! let request = NewEntry { entry_type: "hardware_failure".into(), reason: Some("Disk 3".into()), extra: None };
+//! match svc.add(&caller, "myNode", request).await {
+//!     Ok(entry) => { /* 201 with serde_json::to_string(&entry) */ }
+//!     Err(e) => { let _status = e.http_status(); /* 400 / 403 / 404 / 409, body e.message() */ }
+//! }
+//! # }
+//! ```
+
+use crate::caller::Caller;
+use crate::entry::{self, EntryView};
+use crate::error::{Error, Result};
+use crate::history::{self, Action, HistoryView};
+use crate::nodes::NodeView;
+use crate::policy::{self, defaults as rules, Policy};
+use crate::release::{self, Authority};
+use crate::scope::derive_scope;
+use nodemaint_entity::vocab::{maintenance_reason_column, FAULT, LEGACY};
+use nodemaint_entity::{node_history, node_maintenance, nodes, Scope};
+use nodemaint_migration::sql::{now_utc, stmt};
+use sea_orm::{
+    ActiveModelTrait, ActiveValue::Set, ColumnTrait, ConnectionTrait, DatabaseConnection, DatabaseTransaction, DbBackend,
+    DbErr, EntityTrait, QueryFilter, QueryOrder, QuerySelect, TransactionTrait,
+};
+use std::future::Future;
+use std::sync::Arc;
+
+/// A typed entry to add (`POST /v1/nodes/{node}/maintenance`).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct NewEntry {
+    pub entry_type: String,
+    pub reason: Option<String>,
+    /// Must be a JSON object when present.
+    pub extra: Option<serde_json::Value>,
+}
+
+/// The library's entry point for maintenance: a pool and a policy.
+#[derive(Clone)]
+pub struct Maintenance {
+    db: DatabaseConnection,
+    policy: Arc<Policy>,
+}
+
+/// A node locked for the rest of a transaction, with what the caller holds on it.
+struct Locked {
+    node: nodes::Model,
+    authority: Authority,
+}
+
+/// How many times a transaction that lost a deadlock is retried.
+const TRANSIENT_RETRIES: usize = 5;
+
+/// Deadlocks and serialization failures: retrying the whole transaction is safe.
+fn is_transient(e: &Error) -> bool {
+    matches!(e, Error::Database(m) if m.contains("Deadlock") || m.contains("deadlock") || m.contains("could not serialize") || m.contains("database is locked"))
+}
+
+fn entry_not_found(uuid: &str, ident: &str) -> Error {
+    Error::NotFound(format!("Maintenance entry {uuid} could not be found on node {ident}."))
+}
+
+fn node_not_found(ident: &str) -> Error {
+    Error::NotFound(format!("Node {ident} could not be found."))
+}
+
+impl Maintenance {
+    pub fn new(db: DatabaseConnection, policy: Policy) -> Maintenance {
+        Maintenance { db, policy: Arc::new(policy) }
+    }
+
+    pub fn policy(&self) -> &Policy {
+        &self.policy
+    }
+
+    pub fn db(&self) -> &DatabaseConnection {
+        &self.db
+    }
+
+    /// Runs `op` in a transaction, committing on success and retrying the
+    /// whole transaction when the database reports a deadlock.
+    async fn in_transaction<T, F, Fut>(&self, op: F) -> Result<T>
+    where
+        F: Fn(DatabaseTransaction) -> Fut,
+        Fut: Future<Output = (DatabaseTransaction, Result<T>)>,
+    {
+        let mut attempt = 0;
+        loop {
+            attempt += 1;
+            let txn = self.db.begin().await?;
+            let (txn, result) = op(txn).await;
+            let result = match result {
+                Ok(value) => txn.commit().await.map(|()| value).map_err(Error::from),
+                Err(e) => {
+                    txn.rollback().await.ok();
+                    Err(e)
+                }
+            };
+            match result {
+                Err(e) if attempt <= TRANSIENT_RETRIES && is_transient(&e) => continue,
+                other => return other,
+            }
+        }
+    }
+
+    /// The node, visible to the caller, without locking (reads).
+    async fn visible<C: ConnectionTrait>(&self, db: &C, caller: &Caller, ident: &str) -> Result<Locked> {
+        let node = find_node(db, ident, false).await?;
+        self.authority(caller, node, ident)
+    }
+
+    fn authority(&self, caller: &Caller, node: nodes::Model, ident: &str) -> Result<Locked> {
+        let scope = derive_scope(caller, node.owner.as_deref(), node.lessee.as_deref(), self.policy.enforce_scope)
+            .ok_or_else(|| node_not_found(ident))?;
+        let authority = Authority { scope, project: caller.project_or_empty().to_owned() };
+        Ok(Locked { node, authority })
+    }
+
+    /// Locks the node for this transaction and derives the caller's authority.
+    async fn lock(&self, txn: &DatabaseTransaction, caller: &Caller, ident: &str) -> Result<Locked> {
+        let node = find_node(txn, ident, true).await?;
+        self.authority(caller, node, ident)
+    }
+
+    /// The node as the caller may see it (`GET /v1/nodes/{node}`), reason synthesised.
+    pub async fn node(&self, caller: &Caller, ident: &str) -> Result<NodeView> {
+        let locked = self.visible(&self.db, caller, ident).await?;
+        self.policy.authorize(rules::NODE_GET, caller, &policy::node_target(&locked.node))?;
+        Ok(NodeView::from(&locked.node))
+    }
+
+    /// The node's active entries, masked for the caller.
+    pub async fn list(&self, caller: &Caller, ident: &str) -> Result<Vec<EntryView>> {
+        let locked = self.visible(&self.db, caller, ident).await?;
+        self.policy.authorize(rules::MAINTENANCE_GET, caller, &policy::node_target(&locked.node))?;
+        let entries = entries_of(&self.db, locked.node.id).await?;
+        Ok(entries.iter().map(|e| EntryView::for_caller(e, locked.authority.scope)).collect())
+    }
+
+    /// Adds a typed entry at the caller's derived scope.
+    pub async fn add(&self, caller: &Caller, ident: &str, request: NewEntry) -> Result<EntryView> {
+        self.in_transaction(|txn| {
+            let request = request.clone();
+            async move {
+                let result = async {
+                    let locked = self.lock(&txn, caller, ident).await?;
+                    self.policy.authorize(rules::MAINTENANCE_ADD, caller, &policy::node_target(&locked.node))?;
+                    let ty = entry::typed_api_type(&request.entry_type)?;
+                    entry::check_reason(request.reason.as_deref())?;
+                    let extra = entry::check_extra(request.extra.as_ref())?;
+                    entry::check_identity("User id", &caller.user_id)?;
+                    entry::check_identity("Project id", caller.project_or_empty())?;
+                    let entries = entries_of(&txn, locked.node.id).await?;
+                    refuse_duplicate(&entries, ty.name, locked.authority.scope, &locked.authority.project, ident)?;
+                    let created = insert_entry(&txn, &locked, caller, ty.name, request.reason, extra).await?;
+                    history::record(&txn, Action::Asserted, &created, caller, None).await?;
+                    sync_node(&txn, &locked.node).await?;
+                    Ok(EntryView::for_caller(&created, locked.authority.scope))
+                }
+                .await;
+                (txn, result)
+            }
+        })
+        .await
+    }
+
+    /// Releases one entry by uuid.
+    pub async fn release(&self, caller: &Caller, ident: &str, entry_uuid: &str) -> Result<EntryView> {
+        let Ok(parsed) = uuid::Uuid::try_parse(entry_uuid) else {
+            return Err(Error::BadRequest(format!("Expected a maintenance entry UUID but received '{entry_uuid}'.")));
+        };
+        let entry_uuid = parsed.to_string();
+        self.in_transaction(|txn| {
+            let entry_uuid = entry_uuid.clone();
+            async move {
+                let result = async {
+                    let locked = self.lock(&txn, caller, ident).await?;
+                    let entries = entries_of(&txn, locked.node.id).await?;
+                    let entry =
+                        entries.iter().find(|e| e.uuid == entry_uuid).ok_or_else(|| entry_not_found(&entry_uuid, ident))?;
+                    release::release_all(&locked.authority, std::slice::from_ref(entry), rules::MAINTENANCE_REMOVE, |e| {
+                        self.policy.enforce(rules::MAINTENANCE_REMOVE, caller, &policy::entry_target(&locked.node, e))
+                    })
+                    .map_err(Error::Forbidden)?;
+                    delete_entries(&txn, std::slice::from_ref(entry), caller, None).await?;
+                    sync_node(&txn, &locked.node).await?;
+                    Ok(EntryView::for_caller(entry, locked.authority.scope))
+                }
+                .await;
+                (txn, result)
+            }
+        })
+        .await
+    }
+
+    /// Releases every active entry, all or nothing (`DELETE /v1/nodes/{node}/maintenance`,
+    /// and the boolean unset). Returns what was released.
+    pub async fn release_all(&self, caller: &Caller, ident: &str) -> Result<Vec<EntryView>> {
+        self.in_transaction(|txn| async move {
+            let result = async {
+                let locked = self.lock(&txn, caller, ident).await?;
+                self.policy.authorize(rules::CLEAR_MAINTENANCE, caller, &policy::node_target(&locked.node))?;
+                let entries = entries_of(&txn, locked.node.id).await?;
+                release::release_all(&locked.authority, &entries, rules::MAINTENANCE_REMOVE, |e| {
+                    self.policy.enforce(rules::MAINTENANCE_REMOVE, caller, &policy::entry_target(&locked.node, e))
+                })
+                .map_err(Error::Forbidden)?;
+                delete_entries(&txn, &entries, caller, None).await?;
+                sync_node(&txn, &locked.node).await?;
+                Ok(entries.iter().map(|e| EntryView::for_caller(e, locked.authority.scope)).collect())
+            }
+            .await;
+            (txn, result)
+        })
+        .await
+    }
+
+    /// The boolean PUT: creates the node's single legacy entry, or updates
+    /// its reason without re-stamping its asserter or scope.
+    pub async fn legacy_set(&self, caller: &Caller, ident: &str, reason: Option<String>) -> Result<EntryView> {
+        self.in_transaction(|txn| {
+            let reason = reason.clone();
+            async move {
+                let result = async {
+                    let locked = self.lock(&txn, caller, ident).await?;
+                    self.policy.authorize(rules::SET_MAINTENANCE, caller, &policy::node_target(&locked.node))?;
+                    entry::check_reason(reason.as_deref())?;
+                    entry::check_identity("User id", &caller.user_id)?;
+                    entry::check_identity("Project id", caller.project_or_empty())?;
+                    let entries = entries_of(&txn, locked.node.id).await?;
+                    let entry = match entries.iter().find(|e| e.entry_type == LEGACY) {
+                        Some(existing) => {
+                            let updated = update_entry(&txn, existing, reason, None).await?;
+                            history::record(&txn, Action::Updated, &updated, caller, None).await?;
+                            updated
+                        }
+                        None => {
+                            let created = insert_entry(&txn, &locked, caller, LEGACY, reason, None).await?;
+                            history::record(&txn, Action::Asserted, &created, caller, None).await?;
+                            created
+                        }
+                    };
+                    sync_node(&txn, &locked.node).await?;
+                    Ok(EntryView::for_caller(&entry, locked.authority.scope))
+                }
+                .await;
+                (txn, result)
+            }
+        })
+        .await
+    }
+
+    /// The boolean DELETE: release everything, all or nothing.
+    pub async fn legacy_unset(&self, caller: &Caller, ident: &str) -> Result<Vec<EntryView>> {
+        self.release_all(caller, ident).await
+    }
+
+    /// The conductor asserts a fault (system scope, empty project, kind in
+    /// `extra`); a re-assert updates the node's one fault entry in place.
+    pub async fn fault_assert(&self, ident: &str, kind: &str, reason: Option<String>) -> Result<EntryView> {
+        let conductor = Caller::conductor();
+        self.in_transaction(|txn| {
+            let (reason, conductor) = (reason.clone(), conductor.clone());
+            async move {
+                let result = async {
+                    let node = find_node(&txn, ident, true).await?;
+                    let locked = Locked { node, authority: Authority { scope: Scope::System, project: String::new() } };
+                    entry::check_reason(reason.as_deref())?;
+                    let extra = Some(serde_json::json!({ "kind": kind }).to_string());
+                    let entries = entries_of(&txn, locked.node.id).await?;
+                    let entry = match entries.iter().find(|e| e.entry_type == FAULT) {
+                        Some(existing) => {
+                            let updated = update_entry(&txn, existing, reason, extra).await?;
+                            history::record(&txn, Action::Updated, &updated, &conductor, None).await?;
+                            updated
+                        }
+                        None => {
+                            let created = insert_entry(&txn, &locked, &conductor, FAULT, reason, extra).await?;
+                            history::record(&txn, Action::Asserted, &created, &conductor, None).await?;
+                            created
+                        }
+                    };
+                    sync_node(&txn, &locked.node).await?;
+                    Ok(EntryView::for_caller(&entry, Scope::System))
+                }
+                .await;
+                (txn, result)
+            }
+        })
+        .await
+    }
+
+    /// The conductor clears the node's fault after automatic recovery.
+    /// `None` when there was none.
+    pub async fn fault_clear(&self, ident: &str) -> Result<Option<EntryView>> {
+        let conductor = Caller::conductor();
+        self.in_transaction(|txn| {
+            let conductor = conductor.clone();
+            async move {
+                let result = async {
+                    let node = find_node(&txn, ident, true).await?;
+                    let entries = entries_of(&txn, node.id).await?;
+                    let Some(fault) = entries.iter().find(|e| e.entry_type == FAULT) else {
+                        return Ok(None);
+                    };
+                    delete_entries(&txn, std::slice::from_ref(fault), &conductor, None).await?;
+                    sync_node(&txn, &node).await?;
+                    Ok(Some(EntryView::for_caller(fault, Scope::System)))
+                }
+                .await;
+                (txn, result)
+            }
+        })
+        .await
+    }
+
+    /// The node's history, oldest first, at most `limit` newest rows.
+    pub async fn history(&self, caller: &Caller, ident: &str, limit: u64) -> Result<Vec<HistoryView>> {
+        let locked = self.visible(&self.db, caller, ident).await?;
+        self.policy.authorize(rules::HISTORY_GET, caller, &policy::node_target(&locked.node))?;
+        let mut rows = node_history::Entity::find()
+            .filter(node_history::Column::NodeId.eq(locked.node.id))
+            .order_by_desc(node_history::Column::Id)
+            .limit(limit)
+            .all(&self.db)
+            .await?;
+        rows.reverse();
+        Ok(rows.into_iter().map(HistoryView::from).collect())
+    }
+}
+
+/// Finds a node by uuid or name; with `lock`, holds it for the transaction:
+/// `SELECT … FOR UPDATE` on PostgreSQL/MySQL; on SQLite a no-op write first,
+/// which takes the database's write lock before anything is read (a read
+/// that later upgrades to a write can fail with "database is locked"
+/// whatever the busy timeout).
+pub(crate) async fn find_node<C: ConnectionTrait>(db: &C, ident: &str, lock: bool) -> Result<nodes::Model> {
+    let by_uuid = uuid::Uuid::try_parse(ident).is_ok();
+    let (column, value) = if by_uuid { ("uuid", ident.to_ascii_lowercase()) } else { ("name", ident.to_owned()) };
+    let backend = db.get_database_backend();
+    if lock && backend == DbBackend::Sqlite {
+        db.execute_raw(stmt(backend, &format!("UPDATE nodes SET id = id WHERE {column} = ?"), vec![value.clone().into()]))
+            .await?;
+    }
+    let filter = if by_uuid { nodes::Column::Uuid.eq(value) } else { nodes::Column::Name.eq(value) };
+    let mut query = nodes::Entity::find().filter(filter);
+    if lock && backend != DbBackend::Sqlite {
+        query = query.lock_exclusive();
+    }
+    query.one(db).await?.ok_or_else(|| node_not_found(ident))
+}
+
+/// A node's entries in `asserted_at` order, ties by id.
+pub(crate) async fn entries_of<C: ConnectionTrait>(db: &C, node_id: i32) -> Result<Vec<node_maintenance::Model>, DbErr> {
+    node_maintenance::Entity::find()
+        .filter(node_maintenance::Column::NodeId.eq(node_id))
+        .order_by_asc(node_maintenance::Column::AssertedAt)
+        .order_by_asc(node_maintenance::Column::Id)
+        .all(db)
+        .await
+}
+
+fn refuse_duplicate(entries: &[node_maintenance::Model], ty: &str, scope: Scope, project: &str, ident: &str) -> Result<()> {
+    if let Some(existing) =
+        entries.iter().find(|e| e.entry_type == ty && e.scope == scope.as_str() && e.asserted_by_project == project)
+    {
+        let from = if project.is_empty() { "no project".to_owned() } else { format!("project {project}") };
+        return Err(Error::Conflict(format!(
+            "Maintenance entry {} (type {ty}, scope {scope}, {from}) is already active on node {ident}",
+            existing.uuid
+        )));
+    }
+    Ok(())
+}
+
+async fn insert_entry(
+    txn: &DatabaseTransaction,
+    locked: &Locked,
+    caller: &Caller,
+    ty: &str,
+    reason: Option<String>,
+    extra: Option<String>,
+) -> Result<node_maintenance::Model> {
+    let now = now_utc();
+    let model = node_maintenance::ActiveModel {
+        uuid: Set(uuid::Uuid::new_v4().to_string()),
+        node_id: Set(locked.node.id),
+        entry_type: Set(ty.to_owned()),
+        reason: Set(reason),
+        scope: Set(locked.authority.scope.as_str().to_owned()),
+        asserted_by: Set(caller.user_id.clone()),
+        asserted_by_project: Set(locked.authority.project.clone()),
+        asserted_at: Set(now),
+        extra: Set(extra),
+        version: Set(Some("1.0".to_owned())),
+        created_at: Set(Some(now)),
+        ..Default::default()
+    };
+    model.insert(txn).await.map_err(|e| match Error::from(e) {
+        // The unique key backs the in-code duplicate check.
+        Error::Database(m) if m.to_ascii_lowercase().contains("unique") || m.contains("Duplicate") => Error::Conflict(format!(
+            "An identical maintenance entry (type {ty}, scope {}) is already active on node {}",
+            locked.authority.scope,
+            locked.node.uuid.as_deref().unwrap_or("?")
+        )),
+        other => other,
+    })
+}
+
+/// Changes an entry's reason (and `extra` when given); asserter and scope stay.
+async fn update_entry(
+    txn: &DatabaseTransaction,
+    entry: &node_maintenance::Model,
+    reason: Option<String>,
+    extra: Option<String>,
+) -> Result<node_maintenance::Model> {
+    let mut active: node_maintenance::ActiveModel = entry.clone().into();
+    active.reason = Set(reason);
+    if extra.is_some() {
+        active.extra = Set(extra);
+    }
+    active.updated_at = Set(Some(now_utc()));
+    Ok(active.update(txn).await?)
+}
+
+/// Deletes entries and records each release.
+pub(crate) async fn delete_entries<C: ConnectionTrait>(
+    db: &C,
+    entries: &[node_maintenance::Model],
+    actor: &Caller,
+    note: Option<&str>,
+) -> Result<()> {
+    if entries.is_empty() {
+        return Ok(());
+    }
+    node_maintenance::Entity::delete_many()
+        .filter(node_maintenance::Column::Id.is_in(entries.iter().map(|e| e.id)))
+        .exec(db)
+        .await?;
+    for entry in entries {
+        history::record(db, Action::Released, entry, actor, note).await?;
+    }
+    Ok(())
+}
+
+/// Recomputes the boolean and the deprecated reason column from the rows.
+pub(crate) async fn sync_node<C: ConnectionTrait>(db: &C, node: &nodes::Model) -> Result<nodes::Model> {
+    let entries = entries_of(db, node.id).await?;
+    let mut active: nodes::ActiveModel = node.clone().into();
+    active.maintenance = Set(Some(!entries.is_empty()));
+    active.maintenance_reason = Set(maintenance_reason_column(&entries));
+    active.updated_at = Set(Some(now_utc()));
+    Ok(active.update(db).await?)
+}
