@@ -40,16 +40,18 @@ pub struct UpgradeSection {
 #[derive(Debug, Default, Clone, Deserialize, PartialEq, Eq)]
 #[serde(deny_unknown_fields)]
 pub struct PolicySection {
+    /// A YAML or JSON oslo.policy file overriding the defaults.
     pub file: Option<String>,
+    /// As oslo.policy's `enforce_scope` (default true). When false, a
+    /// project-scoped admin has system authority.
+    pub enforce_scope: Option<bool>,
 }
 
 impl Config {
     pub fn load(path: &Path) -> Result<Config> {
-        let text = std::fs::read_to_string(path).map_err(|e| {
-            Error::Config(format!("cannot read config file {}: {e}", path.display()))
-        })?;
-        Config::parse(&text)
-            .map_err(|e| Error::Config(format!("config file {}: {e}", path.display())))
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| Error::Config(format!("cannot read config file {}: {e}", path.display())))?;
+        Config::parse(&text).map_err(|e| Error::Config(format!("config file {}: {e}", path.display())))
     }
 
     pub fn parse(text: &str) -> Result<Config, String> {
@@ -63,10 +65,8 @@ mod tests {
 
     #[test]
     fn sections_are_read() {
-        let c = Config::parse(
-            "[database]\nurl = \"sqlite://x.db\"\n[upgrade]\npin_release_version = \"2025.2\"\n",
-        )
-        .unwrap();
+        let c = Config::parse("[database]\nurl = \"sqlite://x.db\"\n[upgrade]\npin_release_version = \"2025.2\"\n")
+            .unwrap();
         assert_eq!(c.database.url.as_deref(), Some("sqlite://x.db"));
         assert_eq!(c.upgrade.pin_release_version.as_deref(), Some("2025.2"));
     }

@@ -23,34 +23,21 @@ pub fn normalize_url(url: &str) -> Result<String> {
     let Some((scheme, rest)) = url.split_once(':') else {
         return Err(bad_url(url, "it has no scheme"));
     };
-    let base = scheme
-        .split('+')
-        .next()
-        .unwrap_or(scheme)
-        .to_ascii_lowercase();
+    let base = scheme.split('+').next().unwrap_or(scheme).to_ascii_lowercase();
     let normalized = match base.as_str() {
         "postgres" | "postgresql" => format!("postgres:{rest}"),
         "mysql" | "mariadb" => format!("mysql:{rest}"),
         "sqlite" => {
-            let rest = rest
-                .strip_prefix("////")
-                .map(|p| format!("///{p}"))
-                .unwrap_or_else(|| rest.to_owned());
+            let rest = rest.strip_prefix("////").map(|p| format!("///{p}")).unwrap_or_else(|| rest.to_owned());
             format!("sqlite:{rest}")
         }
         _ => {
-            return Err(bad_url(
-                url,
-                &format!("scheme `{scheme}` is not sqlite, postgres or mysql"),
-            ));
+            return Err(bad_url(url, &format!("scheme `{scheme}` is not sqlite, postgres or mysql")));
         }
     };
     if base != "sqlite" {
         let Some(after) = normalized.split_once("://").map(|(_, a)| a) else {
-            return Err(bad_url(
-                url,
-                "expected SCHEME://[USER[:PASSWORD]@]HOST[:PORT]/DATABASE",
-            ));
+            return Err(bad_url(url, "expected SCHEME://[USER[:PASSWORD]@]HOST[:PORT]/DATABASE"));
         };
         let host = after.rsplit_once('@').map(|(_, h)| h).unwrap_or(after);
         let host = host.split('/').next().unwrap_or("");
@@ -114,12 +101,8 @@ pub async fn connect(url: &str) -> Result<DatabaseConnection> {
         options.max_connections(4);
     }
     probe_server(url).await?;
-    let db = Database::connect(options)
-        .await
-        .map_err(|e| connect_error(url, &e))?;
-    db.execute_unprepared("SELECT 1")
-        .await
-        .map_err(|e| connect_error(url, &e))?;
+    let db = Database::connect(options).await.map_err(|e| connect_error(url, &e))?;
+    db.execute_unprepared("SELECT 1").await.map_err(|e| connect_error(url, &e))?;
     Ok(db)
 }
 
@@ -167,10 +150,7 @@ fn connect_error_text(url: &str, detail: &str) -> Error {
     } else {
         "is the server running, and is the URL right?"
     };
-    Error::Unreachable(format!(
-        "cannot connect to {}: {detail}; {hint}",
-        redact(url)
-    ))
+    Error::Unreachable(format!("cannot connect to {}: {detail}; {hint}", redact(url)))
 }
 
 #[cfg(test)]
@@ -179,22 +159,10 @@ mod tests {
 
     #[test]
     fn sqlalchemy_urls_are_accepted() {
-        assert_eq!(
-            normalize_url("postgresql+psycopg2://u@h:5432/ironic").unwrap(),
-            "postgres://u@h:5432/ironic"
-        );
-        assert_eq!(
-            normalize_url("mysql+pymysql://root@127.0.0.1/ironic").unwrap(),
-            "mysql://root@127.0.0.1/ironic"
-        );
-        assert_eq!(
-            normalize_url("sqlite:////var/lib/ironic.sqlite").unwrap(),
-            "sqlite:///var/lib/ironic.sqlite"
-        );
-        assert_eq!(
-            normalize_url("sqlite://nodemaint.db").unwrap(),
-            "sqlite://nodemaint.db"
-        );
+        assert_eq!(normalize_url("postgresql+psycopg2://u@h:5432/ironic").unwrap(), "postgres://u@h:5432/ironic");
+        assert_eq!(normalize_url("mysql+pymysql://root@127.0.0.1/ironic").unwrap(), "mysql://root@127.0.0.1/ironic");
+        assert_eq!(normalize_url("sqlite:////var/lib/ironic.sqlite").unwrap(), "sqlite:///var/lib/ironic.sqlite");
+        assert_eq!(normalize_url("sqlite://nodemaint.db").unwrap(), "sqlite://nodemaint.db");
     }
 
     #[test]

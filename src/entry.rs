@@ -3,10 +3,10 @@
 //! Pure: no database.
 
 use crate::error::{Error, Result};
-use crate::masking::{is_masked, MASK};
+use crate::masking::{MASK, is_masked};
 use crate::release::entry_scope;
 use nodemaint_entity::vocab::iso8601;
-use nodemaint_entity::{node_maintenance, EntryType, Scope};
+use nodemaint_entity::{EntryType, Scope, node_maintenance};
 use serde::Serialize;
 
 /// The longest reason accepted, in characters. Ironic's `maintenance_reason`
@@ -62,10 +62,7 @@ pub fn typed_api_type(name: &str) -> Result<&'static EntryType> {
         None => {
             let known: Vec<&str> =
                 nodemaint_entity::vocab::REGISTRY.iter().filter(|t| !t.reserved).map(|t| t.name).collect();
-            Err(Error::BadRequest(format!(
-                "Unknown maintenance type '{name}'; known types are: {}",
-                known.join(", ")
-            )))
+            Err(Error::BadRequest(format!("Unknown maintenance type '{name}'; known types are: {}", known.join(", "))))
         }
         Some(t) if t.reserved => Err(Error::BadRequest(format!(
             "Maintenance type '{name}' is reserved and cannot be added through the typed API"
@@ -90,10 +87,7 @@ pub fn check_reason(reason: Option<&str>) -> Result<()> {
 pub fn check_extra(extra: Option<&serde_json::Value>) -> Result<Option<String>> {
     let Some(extra) = extra else { return Ok(None) };
     if !extra.is_object() {
-        return Err(Error::BadRequest(format!(
-            "Maintenance extra must be a JSON object, not {}",
-            json_kind(extra)
-        )));
+        return Err(Error::BadRequest(format!("Maintenance extra must be a JSON object, not {}", json_kind(extra))));
     }
     let text = extra.to_string();
     if text.len() > EXTRA_MAX_BYTES {
@@ -107,8 +101,11 @@ pub fn check_extra(extra: Option<&serde_json::Value>) -> Result<Option<String>> 
 
 /// Parses `--extra` text from the command line.
 pub fn parse_extra_arg(text: &str) -> Result<serde_json::Value> {
-    serde_json::from_str(text)
-        .map_err(|e| Error::BadRequest(format!("Maintenance extra is not valid JSON ({e}); pass an object such as '{{\"ticket\": \"CHG-2211\"}}'")))
+    serde_json::from_str(text).map_err(|e| {
+        Error::BadRequest(format!(
+            "Maintenance extra is not valid JSON ({e}); pass an object such as '{{\"ticket\": \"CHG-2211\"}}'"
+        ))
+    })
 }
 
 fn json_kind(v: &serde_json::Value) -> &'static str {
@@ -126,7 +123,9 @@ fn json_kind(v: &serde_json::Value) -> &'static str {
 pub fn check_identity(what: &str, value: &str) -> Result<()> {
     let chars = value.chars().count();
     if chars > IDENTITY_MAX_CHARS {
-        return Err(Error::BadRequest(format!("{what} is {chars} characters long; at most {IDENTITY_MAX_CHARS} are accepted")));
+        return Err(Error::BadRequest(format!(
+            "{what} is {chars} characters long; at most {IDENTITY_MAX_CHARS} are accepted"
+        )));
     }
     Ok(())
 }

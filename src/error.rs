@@ -108,10 +108,7 @@ impl From<DbErr> for Error {
             DbErr::Conn(_) | DbErr::ConnectionAcquire(_) => {
                 Error::Unreachable(format!("lost the database connection: {}", describe(&e)))
             }
-            _ => Error::Database(format!(
-                "database error: {}; nothing was changed",
-                describe(&e)
-            )),
+            _ => Error::Database(format!("database error: {}; nothing was changed", describe(&e))),
         }
     }
 }

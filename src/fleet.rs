@@ -47,42 +47,23 @@ impl Rng {
     }
     pub fn uuid(&mut self) -> String {
         let bytes = (u128::from(self.next_u64()) << 64 | u128::from(self.next_u64())).to_be_bytes();
-        uuid::Builder::from_random_bytes(bytes)
-            .into_uuid()
-            .to_string()
+        uuid::Builder::from_random_bytes(bytes).into_uuid().to_string()
     }
 }
 
 /// A keystone-style project id (32 hex digits), the same for the same `k`.
 pub fn project_id(k: u64) -> String {
-    format!(
-        "{:016x}{:016x}",
-        Rng::new(k).next_u64(),
-        Rng::new(k ^ 0xffff).next_u64()
-    )
+    format!("{:016x}{:016x}", Rng::new(k).next_u64(), Rng::new(k ^ 0xffff).next_u64())
 }
 
 /// A maintenance reason as operators write them, or `None`.
 pub fn legacy_reason(rng: &mut Rng) -> Option<String> {
     let ticket = 1000 + rng.below(9000);
     match rng.below(10) {
-        0..=3 => Some(format!(
-            "HW_ERR: Disk {} has bad sectors, see CIDTEAM-{ticket}",
-            rng.below(12)
-        )),
-        4..=5 => Some(format!(
-            "LK_OP|HW_ERR: PSU {} failed, replacement ordered, ticket OPS-{ticket}",
-            rng.below(2)
-        )),
-        6..=7 => Some(format!(
-            "rebalancing rack R{:02}, change window CHG-{ticket}",
-            rng.below(40)
-        )),
-        8 => Some(format!(
-            "firmware upgrade to BIOS {}.{} pending",
-            1 + rng.below(3),
-            rng.below(20)
-        )),
+        0..=3 => Some(format!("HW_ERR: Disk {} has bad sectors, see CIDTEAM-{ticket}", rng.below(12))),
+        4..=5 => Some(format!("LK_OP|HW_ERR: PSU {} failed, replacement ordered, ticket OPS-{ticket}", rng.below(2))),
+        6..=7 => Some(format!("rebalancing rack R{:02}, change window CHG-{ticket}", rng.below(40))),
+        8 => Some(format!("firmware upgrade to BIOS {}.{} pending", 1 + rng.below(3), rng.below(20))),
         _ => None,
     }
 }
@@ -96,9 +77,7 @@ pub async fn seed(
     progress: &dyn Progress,
 ) -> Result<SeedReport> {
     if !(0.0..=1.0).contains(&fraction) {
-        return Err(Error::BadRequest(format!(
-            "--maintained-fraction {fraction} is not between 0 and 1"
-        )));
+        return Err(Error::BadRequest(format!("--maintained-fraction {fraction} is not between 0 and 1")));
     }
     let backend = db.get_database_backend();
     let txn = db.begin().await?;
@@ -110,12 +89,7 @@ pub async fn seed(
         .unwrap_or(0);
     let mut rng = Rng::new(seed);
     let now = now_utc();
-    let mut report = SeedReport {
-        created: 0,
-        maintained: 0,
-        first_name: None,
-        last_name: None,
-    };
+    let mut report = SeedReport { created: 0, maintained: 0, first_name: None, last_name: None };
     progress.begin("seeding nodes", count);
     let mut done = 0u64;
     while done < count {
@@ -125,11 +99,7 @@ pub async fn seed(
             let n = offset as u64 + done + i as u64 + 1;
             let name = format!("node-{n:07}");
             let maintained = rng.unit() < fraction;
-            let reason = if maintained {
-                legacy_reason(&mut rng)
-            } else {
-                None
-            };
+            let reason = if maintained { legacy_reason(&mut rng) } else { None };
             let owner = project_id(rng.below(20));
             let lessee = (rng.below(10) < 3).then(|| project_id(100 + rng.below(50)));
             report.maintained += u64::from(maintained);
@@ -187,15 +157,8 @@ mod tests {
     fn reasons_take_the_operator_shapes() {
         let mut rng = Rng::new(1);
         let reasons: Vec<Option<String>> = (0..200).map(|_| legacy_reason(&mut rng)).collect();
-        assert!(
-            reasons
-                .iter()
-                .any(|r| r.as_deref().is_some_and(|r| r.starts_with("HW_ERR: ")))
-        );
-        assert!(reasons.iter().any(|r| {
-            r.as_deref()
-                .is_some_and(|r| r.starts_with("LK_OP|HW_ERR: "))
-        }));
+        assert!(reasons.iter().any(|r| r.as_deref().is_some_and(|r| r.starts_with("HW_ERR: "))));
+        assert!(reasons.iter().any(|r| { r.as_deref().is_some_and(|r| r.starts_with("LK_OP|HW_ERR: ")) }));
         assert!(reasons.iter().any(Option::is_none));
     }
 }

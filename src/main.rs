@@ -19,10 +19,7 @@ fn main() -> ExitCode {
         }
     };
     cli::init_logging(args.global.verbose, args.global.quiet);
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-    {
+    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
         Ok(rt) => rt,
         Err(e) => {
             eprintln!("error: cannot start the async runtime: {e}");

@@ -26,15 +26,15 @@ use crate::entry::{self, EntryView};
 use crate::error::{Error, Result};
 use crate::history::{self, Action, HistoryView};
 use crate::nodes::NodeView;
-use crate::policy::{self, defaults as rules, Policy};
+use crate::policy::{self, Policy, defaults as rules};
 use crate::release::{self, Authority};
 use crate::scope::derive_scope;
-use nodemaint_entity::vocab::{maintenance_reason_column, FAULT, LEGACY};
-use nodemaint_entity::{node_history, node_maintenance, nodes, Scope};
+use nodemaint_entity::vocab::{FAULT, LEGACY, maintenance_reason_column};
+use nodemaint_entity::{Scope, node_history, node_maintenance, nodes};
 use nodemaint_migration::sql::{now_utc, stmt};
 use sea_orm::{
-    ActiveModelTrait, ActiveValue::Set, ColumnTrait, ConnectionTrait, DatabaseConnection, DatabaseTransaction, DbBackend,
-    DbErr, EntityTrait, QueryFilter, QueryOrder, QuerySelect, TransactionTrait,
+    ActiveModelTrait, ActiveValue::Set, ColumnTrait, ConnectionTrait, DatabaseConnection, DatabaseTransaction,
+    DbBackend, DbErr, EntityTrait, QueryFilter, QueryOrder, QuerySelect, TransactionTrait,
 };
 use std::future::Future;
 use std::sync::Arc;
@@ -189,11 +189,22 @@ impl Maintenance {
                 let result = async {
                     let locked = self.lock(&txn, caller, ident).await?;
                     let entries = entries_of(&txn, locked.node.id).await?;
-                    let entry =
-                        entries.iter().find(|e| e.uuid == entry_uuid).ok_or_else(|| entry_not_found(&entry_uuid, ident))?;
-                    release::release_all(&locked.authority, std::slice::from_ref(entry), rules::MAINTENANCE_REMOVE, |e| {
-                        self.policy.enforce(rules::MAINTENANCE_REMOVE, caller, &policy::entry_target(&locked.node, e))
-                    })
+                    let entry = entries
+                        .iter()
+                        .find(|e| e.uuid == entry_uuid)
+                        .ok_or_else(|| entry_not_found(&entry_uuid, ident))?;
+                    release::release_all(
+                        &locked.authority,
+                        std::slice::from_ref(entry),
+                        rules::MAINTENANCE_REMOVE,
+                        |e| {
+                            self.policy.enforce(
+                                rules::MAINTENANCE_REMOVE,
+                                caller,
+                                &policy::entry_target(&locked.node, e),
+                            )
+                        },
+                    )
                     .map_err(Error::Forbidden)?;
                     delete_entries(&txn, std::slice::from_ref(entry), caller, None).await?;
                     sync_node(&txn, &locked.node).await?;
@@ -352,8 +363,12 @@ pub(crate) async fn find_node<C: ConnectionTrait>(db: &C, ident: &str, lock: boo
     let (column, value) = if by_uuid { ("uuid", ident.to_ascii_lowercase()) } else { ("name", ident.to_owned()) };
     let backend = db.get_database_backend();
     if lock && backend == DbBackend::Sqlite {
-        db.execute_raw(stmt(backend, &format!("UPDATE nodes SET id = id WHERE {column} = ?"), vec![value.clone().into()]))
-            .await?;
+        db.execute_raw(stmt(
+            backend,
+            &format!("UPDATE nodes SET id = id WHERE {column} = ?"),
+            vec![value.clone().into()],
+        ))
+        .await?;
     }
     let filter = if by_uuid { nodes::Column::Uuid.eq(value) } else { nodes::Column::Name.eq(value) };
     let mut query = nodes::Entity::find().filter(filter);
@@ -364,7 +379,10 @@ pub(crate) async fn find_node<C: ConnectionTrait>(db: &C, ident: &str, lock: boo
 }
 
 /// A node's entries in `asserted_at` order, ties by id.
-pub(crate) async fn entries_of<C: ConnectionTrait>(db: &C, node_id: i32) -> Result<Vec<node_maintenance::Model>, DbErr> {
+pub(crate) async fn entries_of<C: ConnectionTrait>(
+    db: &C,
+    node_id: i32,
+) -> Result<Vec<node_maintenance::Model>, DbErr> {
     node_maintenance::Entity::find()
         .filter(node_maintenance::Column::NodeId.eq(node_id))
         .order_by_asc(node_maintenance::Column::AssertedAt)
@@ -373,7 +391,13 @@ pub(crate) async fn entries_of<C: ConnectionTrait>(db: &C, node_id: i32) -> Resu
         .await
 }
 
-fn refuse_duplicate(entries: &[node_maintenance::Model], ty: &str, scope: Scope, project: &str, ident: &str) -> Result<()> {
+fn refuse_duplicate(
+    entries: &[node_maintenance::Model],
+    ty: &str,
+    scope: Scope,
+    project: &str,
+    ident: &str,
+) -> Result<()> {
     if let Some(existing) =
         entries.iter().find(|e| e.entry_type == ty && e.scope == scope.as_str() && e.asserted_by_project == project)
     {
@@ -411,11 +435,13 @@ async fn insert_entry(
     };
     model.insert(txn).await.map_err(|e| match Error::from(e) {
         // The unique key backs the in-code duplicate check.
-        Error::Database(m) if m.to_ascii_lowercase().contains("unique") || m.contains("Duplicate") => Error::Conflict(format!(
-            "An identical maintenance entry (type {ty}, scope {}) is already active on node {}",
-            locked.authority.scope,
-            locked.node.uuid.as_deref().unwrap_or("?")
-        )),
+        Error::Database(m) if m.to_ascii_lowercase().contains("unique") || m.contains("Duplicate") => {
+            Error::Conflict(format!(
+                "An identical maintenance entry (type {ty}, scope {}) is already active on node {}",
+                locked.authority.scope,
+                locked.node.uuid.as_deref().unwrap_or("?")
+            ))
+        }
         other => other,
     })
 }

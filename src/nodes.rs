@@ -9,8 +9,8 @@ use nodemaint_entity::vocab::iso8601;
 use nodemaint_entity::{node_history, nodes};
 use nodemaint_migration::sql::now_utc;
 use sea_orm::{
-    ActiveModelTrait, ActiveValue::Set, ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter,
-    QueryOrder, QuerySelect, TransactionTrait,
+    ActiveModelTrait, ActiveValue::Set, ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter, QueryOrder,
+    QuerySelect, TransactionTrait,
 };
 use serde::Serialize;
 
@@ -73,29 +73,16 @@ pub struct NewNode {
 pub async fn create<C: ConnectionTrait>(db: &C, new: NewNode) -> Result<nodes::Model> {
     let uuid = match new.uuid {
         Some(u) => uuid::Uuid::try_parse(&u)
-            .map_err(|_| {
-                Error::BadRequest(format!(
-                    "`{u}` is not a uuid; leave --uuid out to generate one"
-                ))
-            })?
+            .map_err(|_| Error::BadRequest(format!("`{u}` is not a uuid; leave --uuid out to generate one")))?
             .to_string(),
         None => uuid::Uuid::new_v4().to_string(),
     };
     if let Some(name) = &new.name {
         if uuid::Uuid::try_parse(name).is_ok() {
-            return Err(Error::BadRequest(format!(
-                "node name `{name}` looks like a uuid; pick another name"
-            )));
+            return Err(Error::BadRequest(format!("node name `{name}` looks like a uuid; pick another name")));
         }
-        if nodes::Entity::find()
-            .filter(nodes::Column::Name.eq(name.as_str()))
-            .one(db)
-            .await?
-            .is_some()
-        {
-            return Err(Error::Conflict(format!(
-                "a node named `{name}` already exists"
-            )));
+        if nodes::Entity::find().filter(nodes::Column::Name.eq(name.as_str())).one(db).await?.is_some() {
+            return Err(Error::Conflict(format!("a node named `{name}` already exists")));
         }
     }
     let model = nodes::ActiveModel {
@@ -104,11 +91,7 @@ pub async fn create<C: ConnectionTrait>(db: &C, new: NewNode) -> Result<nodes::M
         owner: Set(new.owner),
         lessee: Set(new.lessee),
         maintenance: Set(Some(new.maintenance)),
-        maintenance_reason: Set(if new.maintenance {
-            new.maintenance_reason
-        } else {
-            None
-        }),
+        maintenance_reason: Set(if new.maintenance { new.maintenance_reason } else { None }),
         created_at: Set(Some(now_utc())),
         ..Default::default()
     };
@@ -116,14 +99,8 @@ pub async fn create<C: ConnectionTrait>(db: &C, new: NewNode) -> Result<nodes::M
 }
 
 /// At most `limit` nodes in id order, optionally only those in maintenance.
-pub async fn list<C: ConnectionTrait>(
-    db: &C,
-    limit: u64,
-    only_maintained: bool,
-) -> Result<Vec<nodes::Model>> {
-    let mut query = nodes::Entity::find()
-        .order_by_asc(nodes::Column::Id)
-        .limit(limit);
+pub async fn list<C: ConnectionTrait>(db: &C, limit: u64, only_maintained: bool) -> Result<Vec<nodes::Model>> {
+    let mut query = nodes::Entity::find().order_by_asc(nodes::Column::Id).limit(limit);
     if only_maintained {
         query = query.filter(nodes::Column::Maintenance.eq(true));
     }
@@ -141,11 +118,7 @@ pub struct NodeChange {
     pub reason: Option<String>,
 }
 
-pub async fn set<C: ConnectionTrait>(
-    db: &C,
-    ident: &str,
-    change: NodeChange,
-) -> Result<nodes::Model> {
+pub async fn set<C: ConnectionTrait>(db: &C, ident: &str, change: NodeChange) -> Result<nodes::Model> {
     let node = find(db, ident).await?;
     let mut active: nodes::ActiveModel = node.clone().into();
     if let Some(name) = change.name {
@@ -182,10 +155,7 @@ pub async fn set<C: ConnectionTrait>(
 pub async fn delete(db: &sea_orm::DatabaseConnection, ident: &str) -> Result<nodes::Model> {
     let txn = db.begin().await?;
     let node = find(&txn, ident).await?;
-    node_history::Entity::delete_many()
-        .filter(node_history::Column::NodeId.eq(node.id))
-        .exec(&txn)
-        .await?;
+    node_history::Entity::delete_many().filter(node_history::Column::NodeId.eq(node.id)).exec(&txn).await?;
     nodes::Entity::delete_by_id(node.id).exec(&txn).await?;
     txn.commit().await?;
     Ok(node)

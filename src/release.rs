@@ -9,7 +9,7 @@
 //!
 //! Bulk release is all-or-nothing, and its refusal names every blocker.
 
-use nodemaint_entity::{node_maintenance, EntryType, Scope};
+use nodemaint_entity::{EntryType, Scope, node_maintenance};
 use std::fmt;
 
 /// What the caller holds on the node: its derived scope and its project.
@@ -135,8 +135,8 @@ pub(crate) mod tests {
         }
         use Scope::*;
         match (caller, scope) {
-            (System, _) => true,                    // outranks owner and lessee; any system entry
-            (Owner, Lessee) => true,                // strictly outranks
+            (System, _) => true,     // outranks owner and lessee; any system entry
+            (Owner, Lessee) => true, // strictly outranks
             (Owner, Owner) | (Lessee, Lessee) => caller_project == project,
             (Owner, System) | (Lessee, System) | (Lessee, Owner) => false,
         }

@@ -66,10 +66,9 @@ pub async fn require_upgradable(db: &DatabaseConnection, url: &str) -> Result<()
 pub async fn require_nodes_table(db: &DatabaseConnection, url: &str) -> Result<()> {
     match probe::classify(db).await? {
         DatabaseKind::Ironic => Ok(()),
-        DatabaseKind::Empty => Err(Error::Schema(format!(
-            "{} has no `nodes` table yet; run `nodemaint db upgrade` first",
-            redact(url)
-        ))),
+        DatabaseKind::Empty => {
+            Err(Error::Schema(format!("{} has no `nodes` table yet; run `nodemaint db upgrade` first", redact(url))))
+        }
         DatabaseKind::Foreign(why) => Err(Error::Schema(format!(
             "{} is not an Ironic or nodemaint database ({why}); point --database-url at Ironic's database",
             redact(url)
@@ -80,11 +79,7 @@ pub async fn require_nodes_table(db: &DatabaseConnection, url: &str) -> Result<(
 /// Refuses a database where `node_maintenance` does not exist yet.
 pub async fn require_maintenance_table(db: &DatabaseConnection, url: &str) -> Result<()> {
     require_nodes_table(db, url).await?;
-    if !probe::tables(db)
-        .await?
-        .iter()
-        .any(|t| t == "node_maintenance")
-    {
+    if !probe::tables(db).await?.iter().any(|t| t == "node_maintenance") {
         return Err(Error::Schema(format!(
             "{} has no `node_maintenance` table; run `nodemaint db upgrade` first",
             redact(url)
@@ -111,11 +106,7 @@ async fn take_lock(
 }
 
 /// Applies every pending migration under the migration lock.
-pub async fn upgrade(
-    db: &DatabaseConnection,
-    url: &str,
-    options: UpgradeOptions,
-) -> Result<UpgradeReport> {
+pub async fn upgrade(db: &DatabaseConnection, url: &str, options: UpgradeOptions) -> Result<UpgradeReport> {
     require_upgradable(db, url).await?;
     let guard = take_lock(db, url, options.lock_timeout, options.on_wait).await?;
     let result = upgrade_locked(db, options.batch_size, options.progress).await;
@@ -130,24 +121,14 @@ async fn upgrade_locked(
     batch_size: i64,
     progress: Arc<dyn Progress>,
 ) -> Result<UpgradeReport> {
-    let pending: Vec<String> = Migrator::get_pending_migrations(db)
-        .await?
-        .iter()
-        .map(|m| m.name().to_owned())
-        .collect();
+    let pending: Vec<String> =
+        Migrator::get_pending_migrations(db).await?.iter().map(|m| m.name().to_owned()).collect();
     let ctx = Arc::new(BackfillContext {
-        options: BackfillOptions {
-            batch_size,
-            progress,
-            ..BackfillOptions::default()
-        },
+        options: BackfillOptions { batch_size, progress, ..BackfillOptions::default() },
         ..BackfillContext::default()
     });
     backfill::with_context(ctx.clone(), Migrator::up(db, None)).await?;
-    Ok(UpgradeReport {
-        applied: pending,
-        backfilled: ctx.backfilled.load(Ordering::Relaxed),
-    })
+    Ok(UpgradeReport { applied: pending, backfilled: ctx.backfilled.load(Ordering::Relaxed) })
 }
 
 /// Every migration, applied or pending. Read-only: creates nothing.
@@ -155,11 +136,7 @@ pub async fn status(db: &DatabaseConnection) -> Result<Vec<MigrationRow>> {
     let migrations = Migrator::get_migration_with_status_read_only(db).await?;
     let backend = db.get_database_backend();
     let mut applied_at = std::collections::HashMap::new();
-    if probe::tables(db)
-        .await?
-        .iter()
-        .any(|t| t == MIGRATION_TABLE)
-    {
+    if probe::tables(db).await?.iter().any(|t| t == MIGRATION_TABLE) {
         let rows = db
             .query_all_raw(Statement::from_string(
                 backend,
@@ -193,11 +170,8 @@ pub async fn downgrade(
 ) -> Result<Vec<String>> {
     let guard = take_lock(db, url, lock_timeout, on_wait).await?;
     let result = async {
-        let applied: Vec<String> = Migrator::get_applied_migrations(db)
-            .await?
-            .iter()
-            .map(|m| m.name().to_owned())
-            .collect();
+        let applied: Vec<String> =
+            Migrator::get_applied_migrations(db).await?.iter().map(|m| m.name().to_owned()).collect();
         Migrator::down(db, Some(steps)).await?;
         Ok::<_, Error>(applied.into_iter().rev().take(steps as usize).collect())
     }

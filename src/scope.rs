@@ -47,7 +47,11 @@ mod tests {
         assert_eq!(derive_scope(&lessee, o, l, true), Some(Scope::Lessee));
         assert_eq!(derive_scope(&both, Some("p-both"), Some("p-both"), true), Some(Scope::Owner));
         assert_eq!(derive_scope(&stranger, o, l, true), None, "a project admin of another project sees nothing");
-        assert_eq!(derive_scope(&stranger, o, l, false), Some(Scope::System), "enforce_scope = false keeps admins whole");
+        assert_eq!(
+            derive_scope(&stranger, o, l, false),
+            Some(Scope::System),
+            "enforce_scope = false keeps admins whole"
+        );
         assert_eq!(derive_scope(&owner, None, None, true), None);
     }
 }

@@ -23,30 +23,10 @@ pub const OPERATOR_HOLD: &str = "operator_hold";
 
 /// The type registry. Adding a type is adding one line here (spec, "Maintenance types").
 pub const REGISTRY: &[EntryType] = &[
-    EntryType {
-        name: LEGACY,
-        reserved: true,
-        policy_only_release: true,
-        one_per_node: true,
-    },
-    EntryType {
-        name: FAULT,
-        reserved: true,
-        policy_only_release: true,
-        one_per_node: true,
-    },
-    EntryType {
-        name: HARDWARE_FAILURE,
-        reserved: false,
-        policy_only_release: false,
-        one_per_node: false,
-    },
-    EntryType {
-        name: OPERATOR_HOLD,
-        reserved: false,
-        policy_only_release: false,
-        one_per_node: false,
-    },
+    EntryType { name: LEGACY, reserved: true, policy_only_release: true, one_per_node: true },
+    EntryType { name: FAULT, reserved: true, policy_only_release: true, one_per_node: true },
+    EntryType { name: HARDWARE_FAILURE, reserved: false, policy_only_release: false, one_per_node: false },
+    EntryType { name: OPERATOR_HOLD, reserved: false, policy_only_release: false, one_per_node: false },
 ];
 
 impl EntryType {
@@ -140,12 +120,7 @@ mod tests {
     use super::*;
     use chrono::NaiveDate;
 
-    fn entry(
-        id: i32,
-        entry_type: &str,
-        reason: Option<&str>,
-        minute: u32,
-    ) -> node_maintenance::Model {
+    fn entry(id: i32, entry_type: &str, reason: Option<&str>, minute: u32) -> node_maintenance::Model {
         node_maintenance::Model {
             id,
             uuid: format!("00000000-0000-4000-8000-{id:012}"),
@@ -155,10 +130,7 @@ mod tests {
             scope: "system".into(),
             asserted_by: "u".into(),
             asserted_by_project: String::new(),
-            asserted_at: NaiveDate::from_ymd_opt(2026, 6, 10)
-                .unwrap()
-                .and_hms_opt(10, minute, 0)
-                .unwrap(),
+            asserted_at: NaiveDate::from_ymd_opt(2026, 6, 10).unwrap().and_hms_opt(10, minute, 0).unwrap(),
             extra: None,
             version: None,
             created_at: None,
@@ -174,10 +146,7 @@ mod tests {
     #[test]
     fn only_legacy_entry_round_trips_verbatim() {
         let e = entry(1, LEGACY, Some("LK_OP|HW_ERR: rebalancing rack"), 0);
-        assert_eq!(
-            synthesize_reason(&[e]).as_deref(),
-            Some("LK_OP|HW_ERR: rebalancing rack")
-        );
+        assert_eq!(synthesize_reason(&[e]).as_deref(), Some("LK_OP|HW_ERR: rebalancing rack"));
         assert_eq!(synthesize_reason(&[entry(1, LEGACY, None, 0)]), None);
     }
 
@@ -195,10 +164,7 @@ mod tests {
     #[test]
     fn a_single_typed_entry_is_prefixed() {
         let e = entry(1, HARDWARE_FAILURE, Some("Disk 3"), 0);
-        assert_eq!(
-            synthesize_reason(&[e]).as_deref(),
-            Some("hardware_failure: Disk 3")
-        );
+        assert_eq!(synthesize_reason(&[e]).as_deref(), Some("hardware_failure: Disk 3"));
     }
 
     #[test]

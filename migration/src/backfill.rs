@@ -84,40 +84,26 @@ pub fn quote(backend: DbBackend, ident: &str) -> String {
 
 /// Backfills every node, batch by batch, on `db` (the migration's
 /// transaction, or a connection). Returns the number of entries created.
-pub async fn backfill_legacy_entries<C: ConnectionTrait>(
-    db: &C,
-    opts: &BackfillOptions,
-) -> Result<u64, DbErr> {
+pub async fn backfill_legacy_entries<C: ConnectionTrait>(db: &C, opts: &BackfillOptions) -> Result<u64, DbErr> {
     let backend = db.get_database_backend();
     let bounds = db
         .query_one_raw(stmt(backend, "SELECT MIN(id), MAX(id) FROM nodes", vec![]))
         .await?
-        .map(|row| {
-            Ok::<_, DbErr>((
-                row.try_get_by_index::<Option<i32>>(0)?,
-                row.try_get_by_index::<Option<i32>>(1)?,
-            ))
-        })
+        .map(|row| Ok::<_, DbErr>((row.try_get_by_index::<Option<i32>>(0)?, row.try_get_by_index::<Option<i32>>(1)?)))
         .transpose()?;
     let Some((Some(min), Some(max))) = bounds else {
         return Ok(0);
     };
     let (min, max) = (i64::from(min), i64::from(max));
     let batch = opts.batch_size.max(1);
-    opts.progress
-        .begin("backfilling legacy entries", (max - min + 1) as u64);
+    opts.progress.begin("backfilling legacy entries", (max - min + 1) as u64);
     let now = now_utc();
     let mut created = 0;
     let mut lo = min;
     while lo <= max {
         let hi = lo.saturating_add(batch).min(max + 1);
         let n = backfill_range(db, lo, hi, &opts.asserted_by, now).await?;
-        tracing::debug!(
-            first_id = lo,
-            end_id = hi,
-            created = n,
-            "backfill batch done"
-        );
+        tracing::debug!(first_id = lo, end_id = hi, created = n, "backfill batch done");
         created += n;
         opts.progress.advance((hi - lo) as u64);
         lo = hi;
@@ -136,16 +122,9 @@ pub async fn backfill_range<C: ConnectionTrait>(
 ) -> Result<u64, DbErr> {
     let backend = db.get_database_backend();
     let before: i64 = db
-        .query_one_raw(stmt(
-            backend,
-            "SELECT COALESCE(MAX(id), 0) FROM node_maintenance",
-            vec![],
-        ))
+        .query_one_raw(stmt(backend, "SELECT COALESCE(MAX(id), 0) FROM node_maintenance", vec![]))
         .await?
-        .map(|row| {
-            row.try_get_by_index::<i64>(0)
-                .or_else(|_| row.try_get_by_index::<i32>(0).map(i64::from))
-        })
+        .map(|row| row.try_get_by_index::<i64>(0).or_else(|_| row.try_get_by_index::<i32>(0).map(i64::from)))
         .transpose()?
         .unwrap_or(0);
     let uuid = uuid_v4_expr(backend);

@@ -16,9 +16,7 @@ mod m20261201_000001_baseline;
 mod m20261201_000002_create_node_maintenance;
 mod m20261201_000003_backfill_legacy_entries;
 
-pub use m20261201_000002_create_node_maintenance::{
-    NODE_FK, NODE_ID_INDEX, UNIQUE_ENTRY, UNIQUE_UUID,
-};
+pub use m20261201_000002_create_node_maintenance::{NODE_FK, NODE_ID_INDEX, UNIQUE_ENTRY, UNIQUE_UUID};
 pub use sea_orm_migration::{MigrationStatus, MigratorTrait};
 
 use sea_orm_migration::prelude::*;
@@ -45,10 +43,7 @@ impl MigratorTrait for Migrator {
 }
 
 /// Runs DDL statements one at a time, in order.
-pub(crate) async fn exec_all<C: ConnectionTrait>(
-    db: &C,
-    statements: &[String],
-) -> Result<(), DbErr> {
+pub(crate) async fn exec_all<C: ConnectionTrait>(db: &C, statements: &[String]) -> Result<(), DbErr> {
     for statement in statements {
         db.execute_unprepared(statement).await?;
     }

@@ -9,9 +9,7 @@
 //! The server-side locks die with their connection, so a killed process never
 //! leaves the lock held.
 
-use sea_orm::{
-    ConnectOptions, ConnectionTrait, Database, DatabaseConnection, DbBackend, DbErr, Statement,
-};
+use sea_orm::{ConnectOptions, ConnectionTrait, Database, DatabaseConnection, DbBackend, DbErr, Statement};
 use std::fs::{File, OpenOptions, TryLockError};
 use std::time::{Duration, Instant};
 
@@ -36,10 +34,7 @@ impl From<DbErr> for LockError {
 }
 
 enum Held {
-    Server {
-        conn: DatabaseConnection,
-        unlock: Statement,
-    },
+    Server { conn: DatabaseConnection, unlock: Statement },
     File(#[allow(dead_code)] File),
     Nothing,
 }
@@ -72,15 +67,9 @@ fn advisory_key(name: &str) -> i64 {
 
 /// The file an SQLite URL names, or `None` for an in-memory database.
 pub fn sqlite_path(url: &str) -> Option<String> {
-    let rest = url
-        .strip_prefix("sqlite://")
-        .or_else(|| url.strip_prefix("sqlite:"))?;
+    let rest = url.strip_prefix("sqlite://").or_else(|| url.strip_prefix("sqlite:"))?;
     let path = rest.split('?').next().unwrap_or("");
-    if path.is_empty() || path == ":memory:" || url.contains("mode=memory") {
-        None
-    } else {
-        Some(path.to_owned())
-    }
+    if path.is_empty() || path == ":memory:" || url.contains("mode=memory") { None } else { Some(path.to_owned()) }
 }
 
 /// Takes the lock `name` for the database at `url`, waiting at most
@@ -103,9 +92,7 @@ pub async fn acquire(
     match backend {
         DbBackend::Sqlite => {
             let Some(path) = sqlite_path(url) else {
-                return Ok(LockGuard {
-                    held: Held::Nothing,
-                });
+                return Ok(LockGuard { held: Held::Nothing });
             };
             let lock_path = format!("{path}.nodemaint-lock");
             let file = OpenOptions::new()
@@ -117,9 +104,7 @@ pub async fn acquire(
             loop {
                 match file.try_lock() {
                     Ok(()) => {
-                        return Ok(LockGuard {
-                            held: Held::File(file),
-                        });
+                        return Ok(LockGuard { held: Held::File(file) });
                     }
                     Err(TryLockError::WouldBlock) => {}
                     Err(TryLockError::Error(e)) => {
@@ -127,10 +112,7 @@ pub async fn acquire(
                     }
                 }
                 if start.elapsed() >= timeout {
-                    return Err(LockError::Timeout {
-                        name: name.to_owned(),
-                        waited: start.elapsed(),
-                    });
+                    return Err(LockError::Timeout { name: name.to_owned(), waited: start.elapsed() });
                 }
                 waited();
                 tokio::time::sleep(poll).await;
@@ -138,49 +120,33 @@ pub async fn acquire(
         }
         backend => {
             let mut options = ConnectOptions::new(url.to_owned());
-            options
-                .max_connections(1)
-                .min_connections(1)
-                .sqlx_logging(false);
+            options.max_connections(1).min_connections(1).sqlx_logging(false);
             let conn = Database::connect(options).await?;
             let (try_lock, unlock) = match backend {
                 DbBackend::Postgres => {
                     let key = advisory_key(name);
-                    (
-                        format!("SELECT pg_try_advisory_lock({key})"),
-                        format!("SELECT pg_advisory_unlock({key})"),
-                    )
+                    (format!("SELECT pg_try_advisory_lock({key})"), format!("SELECT pg_advisory_unlock({key})"))
                 }
                 _ => {
                     let quoted = name.replace('\'', "''");
-                    (
-                        format!("SELECT GET_LOCK('{quoted}', 0)"),
-                        format!("SELECT RELEASE_LOCK('{quoted}')"),
-                    )
+                    (format!("SELECT GET_LOCK('{quoted}', 0)"), format!("SELECT RELEASE_LOCK('{quoted}')"))
                 }
             };
             loop {
-                let row = conn
-                    .query_one_raw(Statement::from_string(backend, try_lock.clone()))
-                    .await?;
+                let row = conn.query_one_raw(Statement::from_string(backend, try_lock.clone())).await?;
                 let got = match row {
-                    Some(row) => row.try_get_by_index::<bool>(0).or_else(|_| {
-                        row.try_get_by_index::<Option<i64>>(0).map(|v| v == Some(1))
-                    })?,
+                    Some(row) => row
+                        .try_get_by_index::<bool>(0)
+                        .or_else(|_| row.try_get_by_index::<Option<i64>>(0).map(|v| v == Some(1)))?,
                     None => false,
                 };
                 if got {
                     let unlock = Statement::from_string(backend, unlock);
-                    return Ok(LockGuard {
-                        held: Held::Server { conn, unlock },
-                    });
+                    return Ok(LockGuard { held: Held::Server { conn, unlock } });
                 }
                 if start.elapsed() >= timeout {
                     let _ = conn.close().await;
-                    return Err(LockError::Timeout {
-                        name: name.to_owned(),
-                        waited: start.elapsed(),
-                    });
+                    return Err(LockError::Timeout { name: name.to_owned(), waited: start.elapsed() });
                 }
                 waited();
                 tokio::time::sleep(poll).await;
@@ -195,27 +161,15 @@ mod tests {
 
     #[test]
     fn sqlite_paths_are_read_from_urls() {
-        assert_eq!(
-            sqlite_path("sqlite://nodemaint.db?mode=rwc").as_deref(),
-            Some("nodemaint.db")
-        );
-        assert_eq!(
-            sqlite_path("sqlite:///tmp/x.db").as_deref(),
-            Some("/tmp/x.db")
-        );
+        assert_eq!(sqlite_path("sqlite://nodemaint.db?mode=rwc").as_deref(), Some("nodemaint.db"));
+        assert_eq!(sqlite_path("sqlite:///tmp/x.db").as_deref(), Some("/tmp/x.db"));
         assert_eq!(sqlite_path("sqlite::memory:"), None);
         assert_eq!(sqlite_path("postgres://h/db"), None);
     }
 
     #[test]
     fn advisory_keys_are_stable() {
-        assert_eq!(
-            advisory_key(MIGRATION_LOCK),
-            advisory_key("nodemaint.migrate")
-        );
-        assert_ne!(
-            advisory_key(MIGRATION_LOCK),
-            advisory_key("nodemaint.reconcile")
-        );
+        assert_eq!(advisory_key(MIGRATION_LOCK), advisory_key("nodemaint.migrate"));
+        assert_ne!(advisory_key(MIGRATION_LOCK), advisory_key("nodemaint.reconcile"));
     }
 }

@@ -37,7 +37,7 @@ fn create_nodes(backend: DbBackend) -> Vec<String> {
                 ("id INTEGER NOT NULL", "DATETIME")
             };
             let table = format!(
-                    "CREATE TABLE nodes ({id}, uuid VARCHAR(36), name VARCHAR(255), reservation VARCHAR(255), \
+                "CREATE TABLE nodes ({id}, uuid VARCHAR(36), name VARCHAR(255), reservation VARCHAR(255), \
                      maintenance BOOLEAN, maintenance_reason TEXT, fault VARCHAR(255), owner VARCHAR(255), \
                      lessee VARCHAR(255), version VARCHAR(15), created_at {ts}, updated_at {ts}, PRIMARY KEY (id), \
                      CONSTRAINT uniq_nodes0uuid UNIQUE (uuid), CONSTRAINT uniq_nodes0name UNIQUE (name))"
@@ -72,7 +72,7 @@ fn create_node_history(backend: DbBackend) -> Vec<String> {
                 ("id INTEGER NOT NULL", "DATETIME", "user")
             };
             let table = format!(
-                    "CREATE TABLE node_history ({id}, uuid VARCHAR(36) NOT NULL, conductor VARCHAR(255), \
+                "CREATE TABLE node_history ({id}, uuid VARCHAR(36) NOT NULL, conductor VARCHAR(255), \
                      event_type VARCHAR(255), severity VARCHAR(255), event TEXT, {user} VARCHAR(64), \
                      project VARCHAR(80), node_id INTEGER, state VARCHAR(255), target_provision_state VARCHAR(255), \
                      duration_seconds INTEGER, version VARCHAR(15), created_at {ts}, updated_at {ts}, \
@@ -98,10 +98,7 @@ impl MigrationTrait for Migration {
             "CREATE TABLE IF NOT EXISTS {MARKER} (table_name VARCHAR(64) NOT NULL, PRIMARY KEY (table_name))"
         ))
         .await?;
-        for (table, ddl) in [
-            ("nodes", create_nodes(backend)),
-            ("node_history", create_node_history(backend)),
-        ] {
+        for (table, ddl) in [("nodes", create_nodes(backend)), ("node_history", create_node_history(backend))] {
             if manager.has_table(table).await? {
                 continue;
             }
@@ -120,10 +117,7 @@ impl MigrationTrait for Migration {
         let backend = manager.get_database_backend();
         let db = manager.get_connection();
         let created: Vec<String> = db
-            .query_all_raw(Statement::from_string(
-                backend,
-                format!("SELECT table_name FROM {MARKER}"),
-            ))
+            .query_all_raw(Statement::from_string(backend, format!("SELECT table_name FROM {MARKER}")))
             .await?
             .iter()
             .map(|row| row.try_get_by_index::<String>(0))
@@ -131,12 +125,10 @@ impl MigrationTrait for Migration {
         // node_history references nodes, so it goes first.
         for table in ["node_history", "nodes"] {
             if created.iter().any(|t| t == table) {
-                db.execute_unprepared(&format!("DROP TABLE {table}"))
-                    .await?;
+                db.execute_unprepared(&format!("DROP TABLE {table}")).await?;
             }
         }
-        db.execute_unprepared(&format!("DROP TABLE {MARKER}"))
-            .await?;
+        db.execute_unprepared(&format!("DROP TABLE {MARKER}")).await?;
         Ok(())
     }
 

@@ -45,11 +45,7 @@ fn ddl(backend: DbBackend) -> Vec<String> {
                 // AUTOINCREMENT: ids are never reused, so "rows after id N" is exact.
                 ("id INTEGER NOT NULL PRIMARY KEY AUTOINCREMENT", "DATETIME")
             };
-            let pk = if backend == DbBackend::Postgres {
-                "PRIMARY KEY (id), "
-            } else {
-                ""
-            };
+            let pk = if backend == DbBackend::Postgres { "PRIMARY KEY (id), " } else { "" };
             vec![
                 format!(
                     "CREATE TABLE node_maintenance ({id}, uuid VARCHAR(36) NOT NULL, node_id INTEGER NOT NULL, \
@@ -69,21 +65,14 @@ fn ddl(backend: DbBackend) -> Vec<String> {
 #[async_trait::async_trait]
 impl MigrationTrait for Migration {
     async fn up(&self, manager: &SchemaManager) -> Result<(), DbErr> {
-        exec_all(
-            manager.get_connection(),
-            &ddl(manager.get_database_backend()),
-        )
-        .await
+        exec_all(manager.get_connection(), &ddl(manager.get_database_backend())).await
     }
 
     /// Drops the table. `nodes.maintenance` and `nodes.maintenance_reason`
     /// stay as they are: they are written on every change, so nothing that
     /// old services read is lost.
     async fn down(&self, manager: &SchemaManager) -> Result<(), DbErr> {
-        manager
-            .get_connection()
-            .execute_unprepared("DROP TABLE node_maintenance")
-            .await?;
+        manager.get_connection().execute_unprepared("DROP TABLE node_maintenance").await?;
         Ok(())
     }
 

@@ -5,15 +5,8 @@
 use sea_orm::{ConnectionTrait, DbBackend, DbErr, Statement};
 
 /// Columns of `nodes` that nodemaint reads or writes; an Ironic database has them all.
-pub const REQUIRED_NODE_COLUMNS: &[&str] = &[
-    "id",
-    "uuid",
-    "name",
-    "owner",
-    "lessee",
-    "maintenance",
-    "maintenance_reason",
-];
+pub const REQUIRED_NODE_COLUMNS: &[&str] =
+    &["id", "uuid", "name", "owner", "lessee", "maintenance", "maintenance_reason"];
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum DatabaseKind {
@@ -29,15 +22,11 @@ pub enum DatabaseKind {
 pub async fn tables<C: ConnectionTrait>(db: &C) -> Result<Vec<String>, DbErr> {
     let backend = db.get_database_backend();
     let sql = match backend {
-        DbBackend::Sqlite => {
-            "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'"
-        }
+        DbBackend::Sqlite => "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'",
         DbBackend::Postgres => {
             "SELECT table_name::text FROM information_schema.tables WHERE table_schema = current_schema()"
         }
-        _ => {
-            "SELECT CAST(table_name AS CHAR) FROM information_schema.tables WHERE table_schema = DATABASE()"
-        }
+        _ => "SELECT CAST(table_name AS CHAR) FROM information_schema.tables WHERE table_schema = DATABASE()",
     };
     db.query_all_raw(Statement::from_string(backend, sql))
         .await?
@@ -70,31 +59,19 @@ pub async fn columns<C: ConnectionTrait>(db: &C, table: &str) -> Result<Vec<Stri
 pub async fn classify<C: ConnectionTrait>(db: &C) -> Result<DatabaseKind, DbErr> {
     let tables = tables(db).await?;
     if !tables.iter().any(|t| t == "nodes") {
-        let others: Vec<&String> = tables
-            .iter()
-            .filter(|t| !t.starts_with("nodemaint_"))
-            .collect();
+        let others: Vec<&String> = tables.iter().filter(|t| !t.starts_with("nodemaint_")).collect();
         return Ok(if others.is_empty() {
             DatabaseKind::Empty
         } else {
-            DatabaseKind::Foreign(format!(
-                "it has {} table(s) but no `nodes` table",
-                others.len()
-            ))
+            DatabaseKind::Foreign(format!("it has {} table(s) but no `nodes` table", others.len()))
         });
     }
     let columns = columns(db, "nodes").await?;
-    let missing: Vec<&str> = REQUIRED_NODE_COLUMNS
-        .iter()
-        .copied()
-        .filter(|c| !columns.iter().any(|have| have == c))
-        .collect();
+    let missing: Vec<&str> =
+        REQUIRED_NODE_COLUMNS.iter().copied().filter(|c| !columns.iter().any(|have| have == c)).collect();
     if missing.is_empty() {
         Ok(DatabaseKind::Ironic)
     } else {
-        Ok(DatabaseKind::Foreign(format!(
-            "its `nodes` table lacks column(s) {}",
-            missing.join(", ")
-        )))
+        Ok(DatabaseKind::Foreign(format!("its `nodes` table lacks column(s) {}", missing.join(", "))))
     }
 }

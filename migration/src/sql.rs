@@ -69,11 +69,7 @@ mod tests {
 
     #[test]
     fn postgres_placeholders_are_numbered() {
-        let s = stmt(
-            DbBackend::Postgres,
-            "SELECT ? + ?",
-            vec![1.into(), 2.into()],
-        );
+        let s = stmt(DbBackend::Postgres, "SELECT ? + ?", vec![1.into(), 2.into()]);
         assert_eq!(s.sql, "SELECT $1 + $2");
         let s = stmt(DbBackend::Sqlite, "SELECT ? + ?", vec![1.into(), 2.into()]);
         assert_eq!(s.sql, "SELECT ? + ?");

@@ -9,7 +9,7 @@ use std::path::PathBuf;
     name = "nodemaint",
     version,
     about = "Typed node maintenance for OpenStack Ironic: migrations, backfill, nodes and fleets",
-    after_help = "Examples:\n  nodemaint db upgrade\n  nodemaint --database-url postgres://ironic@db/ironic db status\n  nodemaint fleet seed --nodes 10000 --maintained-fraction 0.1\n\nExit codes: 0 ok, 3 configuration, 4 database unreachable, 5 not an Ironic/nodemaint database or schema missing, 6 lock timeout, 7 not found, 8 forbidden, 9 conflict, 10 bad input, 11 other database error, 127 bad arguments."
+    after_help = "Examples:\n  nodemaint db upgrade\n  nodemaint --database-url postgres://ironic@db/ironic db status\n  nodemaint fleet seed --nodes 10000 --maintained-fraction 0.1\n  nodemaint maintenance add myNode --type operator_hold --reason \"Row C power work\"\n\nExit codes: 0 ok, 3 configuration, 4 database unreachable, 5 not an Ironic/nodemaint database or schema missing, 6 lock timeout, 7 not found, 8 forbidden, 9 conflict, 10 bad input, 11 other database error, 127 bad arguments."
 )]
 pub struct Cli {
     #[command(flatten)]
@@ -23,12 +23,7 @@ pub struct Global {
     /// Database URL: sqlite://FILE, postgres://USER@HOST/DB, mysql://USER@HOST/DB
     /// (SQLAlchemy spellings such as mysql+pymysql:// are accepted).
     /// Default: the config file's [database] url, else sqlite://nodemaint.db.
-    #[arg(
-        long,
-        global = true,
-        env = "NODEMAINT_DATABASE_URL",
-        hide_env_values = true
-    )]
+    #[arg(long, global = true, env = "NODEMAINT_DATABASE_URL", hide_env_values = true)]
     pub database_url: Option<String>,
     /// TOML configuration file ([database] url, [upgrade] pin_release_version, [policy] file).
     #[arg(long, global = true, env = "NODEMAINT_CONFIG")]
@@ -61,6 +56,112 @@ pub enum Command {
     /// Whole fleets for testing and benchmarks.
     #[command(subcommand)]
     Fleet(FleetCommand),
+    /// Typed maintenance entries: list, add, remove, and the legacy set/unset.
+    #[command(subcommand)]
+    Maintenance(MaintenanceCommand),
+    /// Node history.
+    #[command(subcommand)]
+    History(HistoryCommand),
+}
+
+/// Who is acting. By default a system-scoped operator; with --project, a
+/// project-scoped caller (how an operator checks what a lessee may do).
+#[derive(Args, Debug, Clone)]
+pub struct CallerArgs {
+    /// User id recorded as asserted_by and in history. Default: $USER.
+    #[arg(long)]
+    pub user: Option<String>,
+    /// Act with a project-scoped token for this project (node owner or lessee).
+    #[arg(long)]
+    pub project: Option<String>,
+    /// Roles, comma-separated (keystone's implied roles are added).
+    /// Default: admin with a system token, member with --project.
+    #[arg(long, value_delimiter = ',')]
+    pub roles: Vec<String>,
+    /// oslo.policy YAML/JSON file overriding the default rules. Default: the config's [policy] file.
+    #[arg(long)]
+    pub policy_file: Option<PathBuf>,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum MaintenanceCommand {
+    /// List a node's active entries (masked for the caller).
+    #[command(
+        after_help = "Example:\n  nodemaint maintenance list myNode\n  nodemaint maintenance list myNode --project 2a210e5f --roles member --format json"
+    )]
+    List {
+        /// Node uuid or name.
+        node: String,
+        #[command(flatten)]
+        caller: CallerArgs,
+    },
+    /// Add a typed entry at the caller's scope.
+    #[command(
+        after_help = "Example:\n  nodemaint maintenance add myNode --type hardware_failure --reason \"Disk 3 has bad sectors, see CIDTEAM-3743\""
+    )]
+    Add {
+        /// Node uuid or name.
+        node: String,
+        /// A registered type: hardware_failure, operator_hold.
+        #[arg(long = "type")]
+        entry_type: String,
+        #[arg(long)]
+        reason: Option<String>,
+        /// A JSON object of per-type metadata.
+        #[arg(long)]
+        extra: Option<String>,
+        #[command(flatten)]
+        caller: CallerArgs,
+    },
+    /// Release one entry by uuid, or all of them (all or nothing) with --all.
+    #[command(
+        after_help = "Example:\n  nodemaint maintenance remove myNode 3c1a7b90-5a4e-4a8e-9e55-3f0c2b1d7a66\n  nodemaint maintenance remove myNode --all"
+    )]
+    Remove {
+        /// Node uuid or name.
+        node: String,
+        /// The entry's uuid.
+        #[arg(required_unless_present = "all", conflicts_with = "all")]
+        entry: Option<String>,
+        /// Release every active entry, or none if any is outside your authority.
+        #[arg(long)]
+        all: bool,
+        #[command(flatten)]
+        caller: CallerArgs,
+    },
+    /// The boolean PUT: create the node's legacy entry or update its reason.
+    #[command(after_help = "Example:\n  nodemaint maintenance set myNode --reason \"rebalancing rack\"")]
+    Set {
+        /// Node uuid or name.
+        node: String,
+        #[arg(long)]
+        reason: Option<String>,
+        #[command(flatten)]
+        caller: CallerArgs,
+    },
+    /// The boolean DELETE: release every entry, all or nothing.
+    #[command(after_help = "Example:\n  nodemaint maintenance unset myNode")]
+    Unset {
+        /// Node uuid or name.
+        node: String,
+        #[command(flatten)]
+        caller: CallerArgs,
+    },
+}
+
+#[derive(Subcommand, Debug)]
+pub enum HistoryCommand {
+    /// A node's history events, oldest first.
+    #[command(after_help = "Example:\n  nodemaint history list myNode --limit 20")]
+    List {
+        /// Node uuid or name.
+        node: String,
+        /// At most this many of the newest events.
+        #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u64).range(1..=100_000))]
+        limit: u64,
+        #[command(flatten)]
+        caller: CallerArgs,
+    },
 }
 
 #[derive(Subcommand, Debug)]
@@ -171,9 +272,7 @@ pub enum NodeCommand {
 #[derive(Subcommand, Debug)]
 pub enum FleetCommand {
     /// Add N legacy nodes (pre-upgrade state: boolean and reason, no entries).
-    #[command(
-        after_help = "Example:\n  nodemaint fleet seed --nodes 1000000 --maintained-fraction 0.1 --seed 42"
-    )]
+    #[command(after_help = "Example:\n  nodemaint fleet seed --nodes 1000000 --maintained-fraction 0.1 --seed 42")]
     Seed {
         #[arg(long, value_parser = clap::value_parser!(u64).range(1..=100_000_000))]
         nodes: u64,

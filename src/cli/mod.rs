@@ -5,9 +5,11 @@ pub mod args;
 mod progress;
 mod render;
 
-use args::{Cli, Command, DbCommand, FleetCommand, Format, Global, NodeCommand};
+use args::{
+    CallerArgs, Cli, Command, DbCommand, FleetCommand, Format, Global, HistoryCommand, MaintenanceCommand, NodeCommand,
+};
 use nodemaint::config::Config;
-use nodemaint::{Error, Result, db, fleet, nodes, schema};
+use nodemaint::{Caller, Error, Maintenance, NewEntry, Policy, Result, db, entry, fleet, nodes, schema};
 use render::Output;
 use sea_orm::DatabaseConnection;
 use std::time::Duration;
@@ -40,18 +42,47 @@ pub async fn run(cli: Cli) -> u8 {
     }
 }
 
+fn load_config(global: &Global) -> Result<Config> {
+    match &global.config {
+        Some(path) => Config::load(path),
+        None => Ok(Config::default()),
+    }
+}
+
 /// The database URL: flag or env, then config file, then the embedded default.
 fn database_url(global: &Global) -> Result<String> {
-    let config = match &global.config {
-        Some(path) => Config::load(path)?,
-        None => Config::default(),
-    };
-    let url = global
-        .database_url
-        .clone()
-        .or(config.database.url)
-        .unwrap_or_else(|| db::DEFAULT_URL.to_owned());
+    let config = load_config(global)?;
+    let url = global.database_url.clone().or(config.database.url).unwrap_or_else(|| db::DEFAULT_URL.to_owned());
     db::normalize_url(&url)
+}
+
+/// The caller the flags describe: a system-scoped operator unless --project.
+fn caller_from(args: &CallerArgs) -> Caller {
+    let user = args.user.clone().or_else(|| std::env::var("USER").ok()).unwrap_or_else(|| "operator".to_owned());
+    let roles: Vec<&str> = args.roles.iter().map(String::as_str).collect();
+    match &args.project {
+        Some(project) => Caller::project(user, project.clone(), if roles.is_empty() { &["member"] } else { &roles }),
+        None => Caller::system(user, if roles.is_empty() { &["admin"] } else { &roles }),
+    }
+}
+
+/// The policy: --policy-file, else the config's [policy] file, else the defaults.
+fn policy_from(args: &CallerArgs, global: &Global) -> Result<Policy> {
+    let config = load_config(global)?;
+    let file = args.policy_file.clone().or(config.policy.file.map(Into::into));
+    let mut policy = match file {
+        Some(path) => Policy::load(&path)?,
+        None => Policy::defaults(),
+    };
+    policy.enforce_scope = config.policy.enforce_scope.unwrap_or(true);
+    Ok(policy)
+}
+
+async fn service(global: &Global, caller: &CallerArgs) -> Result<Maintenance> {
+    let policy = policy_from(caller, global)?;
+    let (conn, url) = open(global).await?;
+    schema::require_maintenance_table(&conn, &url).await?;
+    Ok(Maintenance::new(conn, policy))
 }
 
 async fn open(global: &Global) -> Result<(DatabaseConnection, String)> {
@@ -77,15 +108,55 @@ async fn dispatch(cli: &Cli, out: &Output) -> Result<()> {
         Command::Db(cmd) => db_command(cmd, &cli.global, out).await,
         Command::Node(cmd) => node_command(cmd, &cli.global, out).await,
         Command::Fleet(cmd) => fleet_command(cmd, &cli.global, out).await,
+        Command::Maintenance(cmd) => maintenance_command(cmd, &cli.global, out).await,
+        Command::History(cmd) => history_command(cmd, &cli.global, out).await,
     }
+}
+
+async fn maintenance_command(cmd: &MaintenanceCommand, global: &Global, out: &Output) -> Result<()> {
+    match cmd {
+        MaintenanceCommand::List { node, caller } => {
+            let entries = service(global, caller).await?.list(&caller_from(caller), node).await?;
+            out.entries(&entries);
+        }
+        MaintenanceCommand::Add { node, entry_type, reason, extra, caller } => {
+            let extra = extra.as_deref().map(entry::parse_extra_arg).transpose()?;
+            let request = NewEntry { entry_type: entry_type.clone(), reason: reason.clone(), extra };
+            let created = service(global, caller).await?.add(&caller_from(caller), node, request).await?;
+            out.entry(&created);
+        }
+        MaintenanceCommand::Remove { node, entry, all, caller } => {
+            let svc = service(global, caller).await?;
+            match (entry, all) {
+                (Some(uuid), false) => out.entry(&svc.release(&caller_from(caller), node, uuid).await?),
+                _ => out.released(&svc.release_all(&caller_from(caller), node).await?),
+            }
+        }
+        MaintenanceCommand::Set { node, reason, caller } => {
+            let entry = service(global, caller).await?.legacy_set(&caller_from(caller), node, reason.clone()).await?;
+            out.entry(&entry);
+        }
+        MaintenanceCommand::Unset { node, caller } => {
+            let released = service(global, caller).await?.legacy_unset(&caller_from(caller), node).await?;
+            out.released(&released);
+        }
+    }
+    Ok(())
+}
+
+async fn history_command(cmd: &HistoryCommand, global: &Global, out: &Output) -> Result<()> {
+    match cmd {
+        HistoryCommand::List { node, limit, caller } => {
+            let svc = service(global, caller).await?;
+            out.history(&svc.history(&caller_from(caller), node, *limit).await?);
+        }
+    }
+    Ok(())
 }
 
 async fn db_command(cmd: &DbCommand, global: &Global, out: &Output) -> Result<()> {
     match cmd {
-        DbCommand::Upgrade {
-            lock_timeout,
-            batch_size,
-        } => {
+        DbCommand::Upgrade { lock_timeout, batch_size } => {
             let (conn, url) = open(global).await?;
             let options = schema::UpgradeOptions {
                 lock_timeout: Duration::from_secs(*lock_timeout),
@@ -102,11 +173,7 @@ async fn db_command(cmd: &DbCommand, global: &Global, out: &Output) -> Result<()
             out.migrations(&schema::status(&conn).await?);
             Ok(())
         }
-        DbCommand::Downgrade {
-            steps,
-            yes,
-            lock_timeout,
-        } => {
+        DbCommand::Downgrade { steps, yes, lock_timeout } => {
             if !yes {
                 return Err(Error::Config(format!(
                     "downgrading {steps} migration(s) drops node_maintenance data; re-run with --yes to confirm"
@@ -129,23 +196,14 @@ async fn db_command(cmd: &DbCommand, global: &Global, out: &Output) -> Result<()
 
 /// `""` on the command line clears a field.
 fn optional_field(value: &Option<String>) -> Option<Option<String>> {
-    value
-        .as_ref()
-        .map(|v| if v.is_empty() { None } else { Some(v.clone()) })
+    value.as_ref().map(|v| if v.is_empty() { None } else { Some(v.clone()) })
 }
 
 async fn node_command(cmd: &NodeCommand, global: &Global, out: &Output) -> Result<()> {
     let (conn, url) = open(global).await?;
     schema::require_nodes_table(&conn, &url).await?;
     match cmd {
-        NodeCommand::Create {
-            name,
-            uuid,
-            owner,
-            lessee,
-            maintenance,
-            reason,
-        } => {
+        NodeCommand::Create { name, uuid, owner, lessee, maintenance, reason } => {
             let node = nodes::create(
                 &conn,
                 nodes::NewNode {
@@ -160,19 +218,9 @@ async fn node_command(cmd: &NodeCommand, global: &Global, out: &Output) -> Resul
             .await?;
             out.node(&node);
         }
-        NodeCommand::List { limit, maintenance } => {
-            out.nodes(&nodes::list(&conn, *limit, *maintenance).await?)
-        }
+        NodeCommand::List { limit, maintenance } => out.nodes(&nodes::list(&conn, *limit, *maintenance).await?),
         NodeCommand::Show { node } => out.node(&nodes::find(&conn, node).await?),
-        NodeCommand::Set {
-            node,
-            name,
-            owner,
-            lessee,
-            maintenance,
-            no_maintenance,
-            reason,
-        } => {
+        NodeCommand::Set { node, name, owner, lessee, maintenance, no_maintenance, reason } => {
             let change = nodes::NodeChange {
                 name: name.clone(),
                 owner: optional_field(owner),
@@ -198,16 +246,11 @@ async fn node_command(cmd: &NodeCommand, global: &Global, out: &Output) -> Resul
 
 async fn fleet_command(cmd: &FleetCommand, global: &Global, out: &Output) -> Result<()> {
     match cmd {
-        FleetCommand::Seed {
-            nodes: count,
-            maintained_fraction,
-            seed,
-        } => {
+        FleetCommand::Seed { nodes: count, maintained_fraction, seed } => {
             let (conn, url) = open(global).await?;
             schema::require_nodes_table(&conn, &url).await?;
             let bar = progress::bar(out.quiet);
-            let report =
-                fleet::seed(&conn, *count, *maintained_fraction, *seed, bar.as_ref()).await?;
+            let report = fleet::seed(&conn, *count, *maintained_fraction, *seed, bar.as_ref()).await?;
             out.seeded(&report);
             Ok(())
         }

@@ -3,11 +3,12 @@
 //! as `{"error": {"status": …, "message": …}}` with `--format json`.
 
 use super::args::Format;
-use nodemaint::Error;
 use nodemaint::entity::nodes;
 use nodemaint::fleet::SeedReport;
+use nodemaint::history::HistoryView;
 use nodemaint::nodes::NodeView;
 use nodemaint::schema::{MigrationRow, UpgradeReport};
+use nodemaint::{EntryView, Error};
 use serde::Serialize;
 use tabled::builder::Builder;
 use tabled::settings::Style;
@@ -45,9 +46,7 @@ impl Output {
 
     pub fn error(&self, e: &Error) {
         if self.json_mode() {
-            self.json(
-                &serde_json::json!({"error": {"status": e.http_status(), "message": e.message()}}),
-            );
+            self.json(&serde_json::json!({"error": {"status": e.http_status(), "message": e.message()}}));
         } else {
             eprintln!("error: {}", e.message());
         }
@@ -112,10 +111,7 @@ impl Output {
             vec!["owner".into(), or_none(&view.owner)],
             vec!["lessee".into(), or_none(&view.lessee)],
             vec!["maintenance".into(), view.maintenance.to_string()],
-            vec![
-                "maintenance_reason".into(),
-                or_none(&view.maintenance_reason),
-            ],
+            vec!["maintenance_reason".into(), or_none(&view.maintenance_reason)],
             vec!["fault".into(), or_none(&view.fault)],
             vec!["reservation".into(), or_none(&view.reservation)],
             vec!["created_at".into(), or_none(&view.created_at)],
@@ -142,20 +138,59 @@ impl Output {
                 ]
             })
             .collect();
-        println!(
-            "{}",
-            table(
-                &[
-                    "UUID",
-                    "Name",
-                    "Owner",
-                    "Lessee",
-                    "Maintenance",
-                    "Maintenance reason"
-                ],
-                rows
-            )
-        );
+        println!("{}", table(&["UUID", "Name", "Owner", "Lessee", "Maintenance", "Maintenance reason"], rows));
+    }
+
+    /// Entries as the spec's `maintenance list` example shows them.
+    pub fn entries(&self, entries: &[EntryView]) {
+        if self.json_mode() {
+            return self.json(&serde_json::json!({ "maintenance": entries }));
+        }
+        let rows = entries
+            .iter()
+            .map(|e| vec![e.uuid.clone(), e.entry_type.clone(), or_none(&e.reason), e.scope.clone()])
+            .collect();
+        println!("{}", table(&["UUID", "Type", "Reason", "Scope"], rows));
+    }
+
+    pub fn entry(&self, e: &EntryView) {
+        if self.json_mode() {
+            return self.json(e);
+        }
+        let rows = vec![
+            vec!["uuid".into(), e.uuid.clone()],
+            vec!["type".into(), e.entry_type.clone()],
+            vec!["reason".into(), or_none(&e.reason)],
+            vec!["scope".into(), e.scope.clone()],
+            vec!["asserted_by".into(), e.asserted_by.clone()],
+            vec!["asserted_by_project".into(), e.asserted_by_project.clone()],
+            vec!["asserted_at".into(), e.asserted_at.clone()],
+            vec!["extra".into(), e.extra.to_string()],
+        ];
+        println!("{}", table(&["Field", "Value"], rows));
+    }
+
+    pub fn released(&self, entries: &[EntryView]) {
+        if self.json_mode() {
+            return self.json(&serde_json::json!({ "released": entries }));
+        }
+        if entries.is_empty() {
+            println!("No active entries; maintenance is off.");
+        }
+        for e in entries {
+            println!("Released {} ({}, scope {})", e.uuid, e.entry_type, e.scope);
+        }
+    }
+
+    pub fn history(&self, events: &[HistoryView]) {
+        if self.json_mode() {
+            return self.json(&serde_json::json!({ "history": events }));
+        }
+        let rows = events
+            .iter()
+            .map(|h| vec![or_none(&h.created_at), or_none(&h.event_type), or_none(&h.user), or_none(&h.event)])
+            .collect();
+        println!("{}", table(&["Created at", "Event type", "User", "Event"], rows));
     }
 
     pub fn deleted(&self, node: &nodes::Model) {

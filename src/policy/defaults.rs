@@ -33,7 +33,14 @@ pub fn system_or_project_reader() -> String {
 
 /// Ironic's SYSTEM_OR_OWNER_MEMBER_AND_LESSEE_ADMIN (set/clear maintenance).
 pub fn system_or_owner_member_and_lessee_admin() -> String {
-    any_of(&[SYSTEM_MEMBER, SYSTEM_SERVICE, PROJECT_OWNER_MEMBER, PROJECT_LESSEE_ADMIN, PROJECT_LESSEE_MANAGER, PROJECT_SERVICE])
+    any_of(&[
+        SYSTEM_MEMBER,
+        SYSTEM_SERVICE,
+        PROJECT_OWNER_MEMBER,
+        PROJECT_LESSEE_ADMIN,
+        PROJECT_LESSEE_MANAGER,
+        PROJECT_SERVICE,
+    ])
 }
 
 /// Ironic's SYSTEM_OR_OWNER_READER (node history).

@@ -47,7 +47,9 @@ impl Policy {
     pub fn load(path: &Path) -> Result<Policy> {
         let text = std::fs::read_to_string(path)
             .map_err(|e| Error::Config(format!("cannot read policy file {}: {e}", path.display())))?;
-        Policy::defaults().with_overrides(&text).map_err(|m| Error::Config(format!("policy file {}: {m}", path.display())))
+        Policy::defaults()
+            .with_overrides(&text)
+            .map_err(|m| Error::Config(format!("policy file {}: {m}", path.display())))
     }
 
     /// Applies a policy document's rules over these.
@@ -95,7 +97,12 @@ impl Policy {
 pub fn node_target(node: &nodes::Model) -> Target {
     let mut t = Target::new();
     t.insert("config.service_project_name".into(), SERVICE_PROJECT_NAME.into());
-    let fields = [("node.uuid", &node.uuid), ("node.name", &node.name), ("node.owner", &node.owner), ("node.lessee", &node.lessee)];
+    let fields = [
+        ("node.uuid", &node.uuid),
+        ("node.name", &node.name),
+        ("node.owner", &node.owner),
+        ("node.lessee", &node.lessee),
+    ];
     for (key, value) in fields {
         if let Some(v) = value {
             t.insert(key.into(), v.clone());
@@ -145,7 +152,10 @@ mod tests {
         assert!(p.enforce(SET_MAINTENANCE, &Caller::system("op", &["member"]), &t));
         assert!(!p.enforce(SET_MAINTENANCE, &Caller::system("op", &["reader"]), &t));
         assert!(p.enforce(MAINTENANCE_ADD, &Caller::project("u", "own", &["member"]), &t));
-        assert!(!p.enforce(MAINTENANCE_ADD, &Caller::project("u", "les", &["member"]), &t), "lessees need admin or manager");
+        assert!(
+            !p.enforce(MAINTENANCE_ADD, &Caller::project("u", "les", &["member"]), &t),
+            "lessees need admin or manager"
+        );
         assert!(p.enforce(MAINTENANCE_REMOVE, &Caller::project("u", "les", &["manager"]), &t));
         assert!(p.enforce(MAINTENANCE_GET, &Caller::project("u", "les", &["reader"]), &t));
         assert!(!p.enforce(MAINTENANCE_GET, &Caller::project("u", "other", &["admin"]), &t));
@@ -162,7 +172,10 @@ mod tests {
         let t = entry_target(&n, &e);
         assert!(p.enforce(MAINTENANCE_REMOVE, &Caller::project("alice", "own", &["member"]), &t));
         assert!(!p.enforce(MAINTENANCE_REMOVE, &Caller::project("bob", "own", &["member"]), &t));
-        assert!(p.enforce(SET_MAINTENANCE, &Caller::project("bob", "own", &["member"]), &node_target(&n)), "others keep defaults");
+        assert!(
+            p.enforce(SET_MAINTENANCE, &Caller::project("bob", "own", &["member"]), &node_target(&n)),
+            "others keep defaults"
+        );
         let json = Policy::defaults().with_overrides("{\"baremetal:node:maintenance:get\": \"!\"}").unwrap();
         assert!(!json.enforce(MAINTENANCE_GET, &Caller::system("op", &["admin"]), &node_target(&n)));
         let bad = Policy::defaults().with_overrides("\"x\": \"role:a and (\"\n").unwrap_err();

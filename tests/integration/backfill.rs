@@ -13,16 +13,8 @@ use std::io::{BufRead, BufReader};
 
 /// Nodes in and out of maintenance, with and without reasons, as Ironic holds them.
 const FLEET: [(&str, bool, Option<&str>); 6] = [
-    (
-        "hw-disk",
-        true,
-        Some("HW_ERR: Disk 3 has bad sectors, see CIDTEAM-3743"),
-    ),
-    (
-        "lk-op",
-        true,
-        Some("LK_OP|HW_ERR: PSU 1 failed; don't power on ✓"),
-    ),
+    ("hw-disk", true, Some("HW_ERR: Disk 3 has bad sectors, see CIDTEAM-3743")),
+    ("lk-op", true, Some("LK_OP|HW_ERR: PSU 1 failed; don't power on ✓")),
     ("no-reason", true, None),
     ("empty-reason", true, Some("")),
     ("in-service", false, None),
@@ -33,16 +25,7 @@ async fn ironic_fleet(t: &TestDb) -> DatabaseConnection {
     t.load_ironic_schema().await;
     let db = t.connect().await;
     for (name, maintenance, reason) in FLEET {
-        nodes::create(
-            &db,
-            NewNode {
-                name: Some(name.into()),
-                maintenance,
-                ..NewNode::default()
-            },
-        )
-        .await
-        .unwrap();
+        nodes::create(&db, NewNode { name: Some(name.into()), maintenance, ..NewNode::default() }).await.unwrap();
         // Ironic keeps whatever reason text it had, even on a node out of maintenance.
         if let Some(reason) = reason {
             let sql = nodemaint::migration::sql::stmt(
@@ -77,41 +60,24 @@ async fn upgrade_on_an_ironic_database_backfills_one_legacy_entry_per_maintained
     let node_columns = catalog::columns(&db, "nodes").await;
     let nodes_before = rows(
         &db,
-        &format!(
-            "SELECT uuid, name, {}, maintenance_reason FROM nodes ORDER BY id",
-            text(backend, "maintenance")
-        ),
+        &format!("SELECT uuid, name, {}, maintenance_reason FROM nodes ORDER BY id", text(backend, "maintenance")),
     )
     .await;
 
     let out = ok(&t.cli(&["db", "upgrade"]));
-    assert!(
-        out.contains("Backfilled 4 legacy maintenance entries."),
-        "{out}"
-    );
+    assert!(out.contains("Backfilled 4 legacy maintenance entries."), "{out}");
 
     let got = entries(&db).await;
     let maintained: Vec<_> = FLEET.iter().filter(|(_, m, _)| *m).collect();
     assert_eq!(got.len(), maintained.len(), "{got:?}");
-    let mut expected: Vec<_> = maintained
-        .iter()
-        .map(|(name, _, reason)| (*name, *reason))
-        .collect();
+    let mut expected: Vec<_> = maintained.iter().map(|(name, _, reason)| (*name, *reason)).collect();
     expected.sort();
     for (row, (name, reason)) in got.iter().zip(expected) {
         assert_eq!(row[0].as_deref(), Some(name));
-        assert_eq!(
-            row[1].as_deref(),
-            reason,
-            "{name}: reason must be copied verbatim, NULL staying NULL"
-        );
+        assert_eq!(row[1].as_deref(), reason, "{name}: reason must be copied verbatim, NULL staying NULL");
         assert_eq!(row[2].as_deref(), Some("legacy"));
         assert_eq!(row[3].as_deref(), Some("system"));
-        assert_eq!(
-            row[4].as_deref(),
-            Some(""),
-            "system-internal asserts have an empty project, not NULL"
-        );
+        assert_eq!(row[4].as_deref(), Some(""), "system-internal asserts have an empty project, not NULL");
         assert_eq!(row[5].as_deref(), Some("nodemaint-migration"));
         let uuid = uuid::Uuid::parse_str(row[6].as_deref().unwrap()).unwrap();
         assert_eq!(uuid.get_version_num(), 4);
@@ -131,16 +97,10 @@ async fn upgrade_on_an_ironic_database_backfills_one_legacy_entry_per_maintained
     for h in &history {
         assert_eq!(h[0].as_deref(), Some("maintenance"));
         let event = h[1].as_deref().unwrap();
-        assert!(
-            event.contains(h[2].as_deref().unwrap()) && event.contains("type legacy, scope system"),
-            "{event}"
-        );
+        assert!(event.contains(h[2].as_deref().unwrap()) && event.contains("type legacy, scope system"), "{event}");
         assert_eq!(h[3].as_deref(), Some("info"));
     }
-    assert_eq!(
-        count(&db, "SELECT COUNT(*) FROM node_history").await,
-        maintained.len() as i64
-    );
+    assert_eq!(count(&db, "SELECT COUNT(*) FROM node_history").await, maintained.len() as i64);
 
     // Ironic's own tables, columns, rows and alembic version are untouched.
     let after = catalog::tables(&db).await;
@@ -150,22 +110,12 @@ async fn upgrade_on_an_ironic_database_backfills_one_legacy_entry_per_maintained
     assert_eq!(catalog::columns(&db, "nodes").await, node_columns);
     let nodes_after = rows(
         &db,
-        &format!(
-            "SELECT uuid, name, {}, maintenance_reason FROM nodes ORDER BY id",
-            text(backend, "maintenance")
-        ),
+        &format!("SELECT uuid, name, {}, maintenance_reason FROM nodes ORDER BY id", text(backend, "maintenance")),
     )
     .await;
     assert_eq!(nodes_after, nodes_before);
-    assert_eq!(
-        rows(&db, "SELECT version_num FROM alembic_version").await,
-        vec![vec![Some("9fb44677ef15".to_owned())]]
-    );
-    assert_eq!(
-        count(&db, "SELECT COUNT(*) FROM nodemaint_baseline").await,
-        0,
-        "the baseline created nothing here"
-    );
+    assert_eq!(rows(&db, "SELECT version_num FROM alembic_version").await, vec![vec![Some("9fb44677ef15".to_owned())]]);
+    assert_eq!(count(&db, "SELECT COUNT(*) FROM nodemaint_baseline").await, 0, "the baseline created nothing here");
 }
 
 async fn backfill_run_twice_creates_each_entry_once(t: TestDb) {
@@ -184,45 +134,21 @@ async fn backfill_run_twice_creates_each_entry_once(t: TestDb) {
     )
     .await
     .unwrap();
-    let created = backfill_legacy_entries(
-        &db,
-        &BackfillOptions {
-            batch_size: 2,
-            ..BackfillOptions::default()
-        },
-    )
-    .await
-    .unwrap();
+    let created =
+        backfill_legacy_entries(&db, &BackfillOptions { batch_size: 2, ..BackfillOptions::default() }).await.unwrap();
     assert_eq!(created, 1, "only the node without its legacy entry");
-    assert_eq!(
-        backfill_legacy_entries(&db, &BackfillOptions::default())
-            .await
-            .unwrap(),
-        0
-    );
+    assert_eq!(backfill_legacy_entries(&db, &BackfillOptions::default()).await.unwrap(), 0);
     let second = entries(&db).await;
     assert_eq!(second.len(), first.len() + 1);
     for row in &first {
         assert!(second.contains(row), "existing entry {row:?} changed");
     }
-    assert_eq!(
-        count(&db, "SELECT COUNT(*) FROM node_history").await,
-        second.len() as i64
-    );
+    assert_eq!(count(&db, "SELECT COUNT(*) FROM node_history").await, second.len() as i64);
 }
 
 async fn backfill_killed_between_batches_then_rerun_has_one_entry_per_node(t: TestDb) {
     t.load_ironic_schema().await;
-    ok(&t.cli(&[
-        "fleet",
-        "seed",
-        "--nodes",
-        "20000",
-        "--maintained-fraction",
-        "0.5",
-        "--seed",
-        "3",
-    ]));
+    ok(&t.cli(&["fleet", "seed", "--nodes", "20000", "--maintained-fraction", "0.5", "--seed", "3"]));
     let db = t.connect().await;
     let maintained = count(&db, "SELECT COUNT(*) FROM nodes WHERE maintenance = TRUE").await;
 
@@ -244,36 +170,27 @@ async fn backfill_killed_between_batches_then_rerun_has_one_entry_per_node(t: Te
     }
     let status = child.wait().unwrap();
     assert_eq!(batches, 5);
-    assert_eq!(
-        status.code(),
-        None,
-        "the upgrade must have been killed mid-backfill, not finished"
-    );
+    assert_eq!(status.code(), None, "the upgrade must have been killed mid-backfill, not finished");
     // The backfill is one transaction: nothing of it survived, and it is still pending.
     assert_eq!(count(&db, "SELECT COUNT(*) FROM node_maintenance").await, 0);
     assert_eq!(count(&db, "SELECT COUNT(*) FROM node_history").await, 0);
 
     let out = ok(&t.cli(&["db", "upgrade"]));
-    assert!(
-        out.contains(&format!("Backfilled {maintained} legacy")),
-        "{out}"
-    );
+    assert!(out.contains(&format!("Backfilled {maintained} legacy")), "{out}");
+    assert_eq!(count(&db, "SELECT COUNT(*) FROM node_maintenance").await, maintained);
     assert_eq!(
-        count(&db, "SELECT COUNT(*) FROM node_maintenance").await,
-        maintained
-    );
-    assert_eq!(
-        count(&db, "SELECT COUNT(*) FROM (SELECT node_id FROM node_maintenance GROUP BY node_id HAVING COUNT(*) > 1) d").await,
+        count(
+            &db,
+            "SELECT COUNT(*) FROM (SELECT node_id FROM node_maintenance GROUP BY node_id HAVING COUNT(*) > 1) d"
+        )
+        .await,
         0
     );
     assert_eq!(
         count(&db, "SELECT COUNT(*) FROM nodes n WHERE n.maintenance = TRUE AND NOT EXISTS (SELECT 1 FROM node_maintenance m WHERE m.node_id = n.id)").await,
         0
     );
-    assert_eq!(
-        count(&db, "SELECT COUNT(*) FROM node_history").await,
-        maintained
-    );
+    assert_eq!(count(&db, "SELECT COUNT(*) FROM node_history").await, maintained);
 }
 
 async fn fleet_seed_is_deterministic_and_shaped_like_legacy_fleets(t: TestDb) {
@@ -296,43 +213,20 @@ async fn fleet_seed_is_deterministic_and_shaped_like_legacy_fleets(t: TestDb) {
     assert_eq!(count(&db, "SELECT COUNT(*) FROM nodes").await, 2000);
     let maintained = count(&db, "SELECT COUNT(*) FROM nodes WHERE maintenance = TRUE").await;
     assert_eq!(out["maintained"], maintained);
-    assert!(
-        (400..600).contains(&maintained),
-        "{maintained} of 2000 at 0.25"
+    assert!((400..600).contains(&maintained), "{maintained} of 2000 at 0.25");
+    assert_eq!(
+        count(&db, "SELECT COUNT(*) FROM nodes WHERE maintenance = FALSE AND maintenance_reason IS NOT NULL").await,
+        0
     );
-    assert_eq!(count(&db, "SELECT COUNT(*) FROM nodes WHERE maintenance = FALSE AND maintenance_reason IS NOT NULL").await, 0);
-    assert!(
-        count(
-            &db,
-            "SELECT COUNT(*) FROM nodes WHERE maintenance_reason LIKE 'LK_OP|HW_ERR: %'"
-        )
-        .await
-            > 0
-    );
-    assert!(
-        count(
-            &db,
-            "SELECT COUNT(*) FROM nodes WHERE maintenance = TRUE AND maintenance_reason IS NULL"
-        )
-        .await
-            > 0
-    );
+    assert!(count(&db, "SELECT COUNT(*) FROM nodes WHERE maintenance_reason LIKE 'LK_OP|HW_ERR: %'").await > 0);
+    assert!(count(&db, "SELECT COUNT(*) FROM nodes WHERE maintenance = TRUE AND maintenance_reason IS NULL").await > 0);
     // No entries: a seeded fleet is the pre-upgrade state.
     assert_eq!(count(&db, "SELECT COUNT(*) FROM node_maintenance").await, 0);
     let first = rows(&db, "SELECT uuid FROM nodes ORDER BY id LIMIT 3").await;
 
     let again = TestDb::create(t.backend).await.unwrap();
     ok(&again.cli(&["db", "upgrade"]));
-    ok(&again.cli(&[
-        "fleet",
-        "seed",
-        "--nodes",
-        "3",
-        "--maintained-fraction",
-        "0.25",
-        "--seed",
-        "11",
-    ]));
+    ok(&again.cli(&["fleet", "seed", "--nodes", "3", "--maintained-fraction", "0.25", "--seed", "11"]));
     assert_eq!(
         rows(&again.connect().await, "SELECT uuid FROM nodes ORDER BY id").await,
         first,

@@ -51,9 +51,7 @@ pub async fn columns(db: &DatabaseConnection, table: &str) -> Vec<Column> {
         .map(|r| {
             let data_type = r[3].clone().unwrap_or_default().to_lowercase();
             // SQLite keeps the declared type text: VARCHAR(36).
-            let sqlite_len = data_type
-                .split_once('(')
-                .and_then(|(_, n)| n.trim_end_matches(')').parse().ok());
+            let sqlite_len = data_type.split_once('(').and_then(|(_, n)| n.trim_end_matches(')').parse().ok());
             Column {
                 name: r[0].clone().unwrap(),
                 nullable: r[1].as_deref() == Some("YES"),
@@ -89,11 +87,7 @@ pub async fn indexes(db: &DatabaseConnection, table: &str) -> Vec<Index> {
         let column = r[2].clone().unwrap();
         match out.last_mut() {
             Some(last) if last.name == name => last.columns.push(column),
-            _ => out.push(Index {
-                name,
-                unique,
-                columns: vec![column],
-            }),
+            _ => out.push(Index { name, unique, columns: vec![column] }),
         }
     }
     out
@@ -102,9 +96,7 @@ pub async fn indexes(db: &DatabaseConnection, table: &str) -> Vec<Index> {
 pub async fn foreign_keys(db: &DatabaseConnection, table: &str) -> Vec<ForeignKey> {
     let sql = match db.get_database_backend() {
         DbBackend::Sqlite => {
-            format!(
-                "SELECT \"from\", \"table\", \"to\", on_delete FROM pragma_foreign_key_list('{table}')"
-            )
+            format!("SELECT \"from\", \"table\", \"to\", on_delete FROM pragma_foreign_key_list('{table}')")
         }
         DbBackend::Postgres => format!(
             "SELECT a.attname::text, rt.relname::text, ra.attname::text, \

@@ -52,13 +52,7 @@ impl TestDb {
             let dir = std::env::temp_dir().join(&name);
             std::fs::create_dir_all(&dir).expect("temp dir");
             let url = format!("sqlite://{}?mode=rwc", dir.join("nodemaint.db").display());
-            return Some(TestDb {
-                backend,
-                url,
-                server: None,
-                name,
-                dir: Some(dir),
-            });
+            return Some(TestDb { backend, url, server: None, name, dir: Some(dir) });
         };
         let server = match std::env::var(var) {
             Ok(s) if !s.is_empty() => s.trim_end_matches('/').to_owned(),
@@ -70,73 +64,45 @@ impl TestDb {
                 return None;
             }
         };
-        let admin = Database::connect(admin_url(backend, &server))
-            .await
-            .unwrap_or_else(|e| {
-                panic!("{var}={server} is unreachable: {e}");
-            });
-        admin
-            .execute_unprepared(&format!("CREATE DATABASE {name}"))
-            .await
-            .expect("create test database");
+        let admin = Database::connect(admin_url(backend, &server)).await.unwrap_or_else(|e| {
+            panic!("{var}={server} is unreachable: {e}");
+        });
+        admin.execute_unprepared(&format!("CREATE DATABASE {name}")).await.expect("create test database");
         admin.close().await.ok();
         let url = format!("{server}/{name}");
-        Some(TestDb {
-            backend,
-            url,
-            server: Some(server),
-            name,
-            dir: None,
-        })
+        Some(TestDb { backend, url, server: Some(server), name, dir: None })
     }
 
     pub async fn connect(&self) -> DatabaseConnection {
-        nodemaint::db::connect(&self.url)
-            .await
-            .expect("connect to test database")
+        nodemaint::db::connect(&self.url).await.expect("connect to test database")
     }
 
     /// Loads Ironic 39.0.0's own schema (made by `ironic-dbsync create_schema`).
     pub async fn load_ironic_schema(&self) {
-        let text = std::fs::read_to_string(ironic_schema_file(self.backend))
-            .expect("read Ironic schema fixture");
+        let text = std::fs::read_to_string(ironic_schema_file(self.backend)).expect("read Ironic schema fixture");
         // One connection, so session settings in the dump apply to every statement.
         let mut options = sea_orm::ConnectOptions::new(self.url.clone());
         options.max_connections(1).sqlx_logging(false);
-        let db = Database::connect(options)
-            .await
-            .expect("connect to test database");
+        let db = Database::connect(options).await.expect("connect to test database");
         for statement in split_sql(&text) {
-            db.execute_unprepared(&statement)
-                .await
-                .unwrap_or_else(|e| panic!("{statement}: {e}"));
+            db.execute_unprepared(&statement).await.unwrap_or_else(|e| panic!("{statement}: {e}"));
         }
         if self.backend != Backend::Mysql {
             // The MySQL dump carries its alembic row already.
-            db.execute_unprepared(
-                "INSERT INTO alembic_version (version_num) VALUES ('9fb44677ef15')",
-            )
-            .await
-            .unwrap();
+            db.execute_unprepared("INSERT INTO alembic_version (version_num) VALUES ('9fb44677ef15')").await.unwrap();
         }
         db.close().await.ok();
     }
 
     /// Runs `nodemaint --database-url URL ARGS…`.
     pub fn cli(&self, args: &[&str]) -> Output {
-        nodemaint_cmd(&self.url, args)
-            .output()
-            .expect("run nodemaint")
+        nodemaint_cmd(&self.url, args).output().expect("run nodemaint")
     }
 }
 
 pub fn nodemaint_cmd(url: &str, args: &[&str]) -> Command {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_nodemaint"));
-    cmd.arg("--database-url")
-        .arg(url)
-        .args(args)
-        .env_remove("NODEMAINT_CONFIG")
-        .env_remove("RUST_LOG");
+    cmd.arg("--database-url").arg(url).args(args).env_remove("NODEMAINT_CONFIG").env_remove("RUST_LOG");
     cmd
 }
 
@@ -153,26 +119,16 @@ impl Drop for TestDb {
             let _ = std::fs::remove_dir_all(dir);
             return;
         }
-        let (Some(server), backend, name) = (self.server.clone(), self.backend, self.name.clone())
-        else {
+        let (Some(server), backend, name) = (self.server.clone(), self.backend, self.name.clone()) else {
             return;
         };
         // Drop runs inside the test's runtime: do the async work on a thread of its own.
         let _ = std::thread::spawn(move || {
-            let rt = tokio::runtime::Builder::new_current_thread()
-                .enable_all()
-                .build()
-                .unwrap();
+            let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
             rt.block_on(async {
                 if let Ok(admin) = Database::connect(admin_url(backend, &server)).await {
-                    let force = if backend == Backend::Postgres {
-                        " WITH (FORCE)"
-                    } else {
-                        ""
-                    };
-                    let _ = admin
-                        .execute_unprepared(&format!("DROP DATABASE IF EXISTS {name}{force}"))
-                        .await;
+                    let force = if backend == Backend::Postgres { " WITH (FORCE)" } else { "" };
+                    let _ = admin.execute_unprepared(&format!("DROP DATABASE IF EXISTS {name}{force}")).await;
                     let _ = admin.close().await;
                 }
             });
@@ -189,11 +145,7 @@ fn ironic_schema_file(backend: Backend) -> PathBuf {
             let dir = std::env::var("NODEMAINT_IRONIC_SCHEMA_DIR")
                 .map(PathBuf::from)
                 .unwrap_or_else(|_| manifest.join("../shared/fixtures"));
-            let dir = if dir.is_relative() {
-                manifest.join(dir)
-            } else {
-                dir
-            };
+            let dir = if dir.is_relative() { manifest.join(dir) } else { dir };
             let file = if backend == Backend::Postgres {
                 "ironic-39.0.0-schema.postgresql.sql"
             } else {
@@ -209,9 +161,7 @@ fn ironic_schema_file(backend: Backend) -> PathBuf {
 fn split_sql(text: &str) -> Vec<String> {
     let kept: Vec<&str> = text
         .lines()
-        .filter(|l| {
-            !l.starts_with("--") && !l.starts_with('\\') && !l.contains("set_config('search_path'")
-        })
+        .filter(|l| !l.starts_with("--") && !l.starts_with('\\') && !l.contains("set_config('search_path'"))
         .collect();
     kept.join("\n")
         .split(";\n")
@@ -231,10 +181,7 @@ pub async fn rows(db: &DatabaseConnection, sql: &str) -> Vec<Vec<Option<String>>
         .map(|row| {
             let n = row.column_names().len();
             (0..n)
-                .map(|i| {
-                    row.try_get_by_index::<Option<String>>(i)
-                        .unwrap_or_else(|e| panic!("{sql} column {i}: {e}"))
-                })
+                .map(|i| row.try_get_by_index::<Option<String>>(i).unwrap_or_else(|e| panic!("{sql} column {i}: {e}")))
                 .collect()
         })
         .collect()
@@ -251,14 +198,8 @@ pub fn text(backend: DbBackend, expr: &str) -> String {
 /// A single integer from `sql`.
 pub async fn count(db: &DatabaseConnection, sql: &str) -> i64 {
     let backend = db.get_database_backend();
-    let row = db
-        .query_one_raw(Statement::from_string(backend, sql.to_owned()))
-        .await
-        .unwrap()
-        .expect("a row");
-    row.try_get_by_index::<i64>(0)
-        .or_else(|_| row.try_get_by_index::<i32>(0).map(i64::from))
-        .unwrap()
+    let row = db.query_one_raw(Statement::from_string(backend, sql.to_owned())).await.unwrap().expect("a row");
+    row.try_get_by_index::<i64>(0).or_else(|_| row.try_get_by_index::<i32>(0).map(i64::from)).unwrap()
 }
 
 pub fn stdout(o: &Output) -> String {
@@ -271,13 +212,7 @@ pub fn stderr(o: &Output) -> String {
 
 /// Asserts a command succeeded, showing what it printed if not.
 pub fn ok(o: &Output) -> String {
-    assert!(
-        o.status.success(),
-        "exit {:?}\nstdout: {}\nstderr: {}",
-        o.status.code(),
-        stdout(o),
-        stderr(o)
-    );
+    assert!(o.status.success(), "exit {:?}\nstdout: {}\nstderr: {}", o.status.code(), stdout(o), stderr(o));
     stdout(o)
 }
 
