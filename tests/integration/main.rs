@@ -4,5 +4,6 @@
 mod common;
 
 mod backfill;
+mod scenarios;
 mod catalog;
 mod db_cli;
