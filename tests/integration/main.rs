@@ -4,6 +4,7 @@
 mod common;
 
 mod backfill;
-mod scenarios;
 mod catalog;
+mod concurrency;
 mod db_cli;
+mod scenarios;

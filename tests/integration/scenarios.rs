@@ -4,7 +4,7 @@
 //! `maintenance` / `maintenance_reason` after each step.
 
 use crate::backend_tests;
-use crate::common::{count, rows, TestDb};
+use crate::common::{TestDb, count, rows};
 use nodemaint::nodes::{self, NewNode, NodeChange};
 use nodemaint::schema::{self, UpgradeOptions};
 use nodemaint::{Caller, Error, Maintenance, NewEntry, Policy};
@@ -33,7 +33,12 @@ async fn setup(t: &TestDb, policy: Policy) -> (Maintenance, DatabaseConnection) 
     schema::upgrade(&db, &t.url, UpgradeOptions::default()).await.unwrap();
     nodes::create(
         &db,
-        NewNode { name: Some("myNode".into()), owner: Some(OWNER.into()), lessee: Some(LESSEE.into()), ..NewNode::default() },
+        NewNode {
+            name: Some("myNode".into()),
+            owner: Some(OWNER.into()),
+            lessee: Some(LESSEE.into()),
+            ..NewNode::default()
+        },
     )
     .await
     .unwrap();
@@ -73,13 +78,22 @@ async fn scenario_1_hardware_replacement_hold(t: TestDb) {
     assert_eq!(events.len(), 1);
     assert_eq!(events[0].user.as_deref(), Some("1f2e3d4c5b6a"));
     assert_eq!(events[0].project.as_deref(), Some(OWNER));
-    assert!(events[0].event.as_deref().unwrap().contains(&format!("{} asserted (type hardware_failure, scope owner", entry.uuid)));
+    assert!(
+        events[0]
+            .event
+            .as_deref()
+            .unwrap()
+            .contains(&format!("{} asserted (type hardware_failure, scope owner", entry.uuid))
+    );
 }
 
 async fn scenario_2_a_second_hold_and_409_on_duplicates(t: TestDb) {
     let (svc, db) = setup(&t, Policy::defaults()).await;
     let hw = svc.add(&owner_member("alice"), "myNode", typed("hardware_failure", "Disk 3")).await.unwrap();
-    let hold = svc.add(&operator(), "myNode", typed("operator_hold", "Row C power work, change window CHG-2211")).await.unwrap();
+    let hold = svc
+        .add(&operator(), "myNode", typed("operator_hold", "Row C power work, change window CHG-2211"))
+        .await
+        .unwrap();
     assert_eq!(hold.scope, "system");
     assert_eq!(hold.asserted_by_project, "");
     let listed = svc.list(&operator(), "myNode").await.unwrap();
@@ -89,7 +103,8 @@ async fn scenario_2_a_second_hold_and_409_on_duplicates(t: TestDb) {
         (true, Some("hardware_failure: Disk 3; operator_hold: Row C power work, change window CHG-2211".into()))
     );
     // Same type and scope from the same project is one logical entry, whoever asserts it.
-    let again = svc.add(&Caller::system("another-op", &["admin"]), "myNode", typed("operator_hold", "x")).await.unwrap_err();
+    let again =
+        svc.add(&Caller::system("another-op", &["admin"]), "myNode", typed("operator_hold", "x")).await.unwrap_err();
     assert_eq!(status(&again), 409, "{again}");
     assert!(again.message().contains(&hold.uuid), "{again}");
     let teammate = svc.add(&owner_member("bob"), "myNode", typed("hardware_failure", "y")).await.unwrap_err();
@@ -138,7 +153,10 @@ async fn scenario_5_scoped_holds_and_rbac_denials(t: TestDb) {
     assert_eq!(status(&e), 403);
     assert_eq!(
         e.message(),
-        format!("Cannot release maintenance entry {} (type hardware_failure, scope system): not permitted at lessee scope", sys.uuid)
+        format!(
+            "Cannot release maintenance entry {} (type hardware_failure, scope system): not permitted at lessee scope",
+            sys.uuid
+        )
     );
     assert_eq!(svc.list(&operator(), "myNode").await.unwrap().len(), 2, "a refused bulk release releases nothing");
     // The lessee sees the system hold and why, but not who set it.
@@ -162,7 +180,9 @@ async fn scenario_5_scoped_holds_and_rbac_denials(t: TestDb) {
 async fn scenario_6_holds_across_a_lease_change(t: TestDb) {
     let (svc, db) = setup(&t, Policy::defaults()).await;
     let hold = svc.add(&lessee_admin(LESSEE), "myNode", typed("operator_hold", "lease A work")).await.unwrap();
-    nodes::set(&db, "myNode", NodeChange { lessee: Some(Some(LESSEE_B.into())), ..NodeChange::default() }).await.unwrap();
+    nodes::set(&db, "myNode", NodeChange { lessee: Some(Some(LESSEE_B.into())), ..NodeChange::default() })
+        .await
+        .unwrap();
     let expected = format!(
         "Cannot release maintenance entry {} (type operator_hold, scope lessee, asserted by project {LESSEE}): not asserted by your project",
         hold.uuid
@@ -179,7 +199,9 @@ async fn scenario_6_holds_across_a_lease_change(t: TestDb) {
 
     // One rank up: an owner entry surviving an ownership transfer is releasable only at system.
     let owned = svc.add(&owner_member("alice"), "myNode", typed("hardware_failure", "old owner's")).await.unwrap();
-    nodes::set(&db, "myNode", NodeChange { owner: Some(Some("new-owner".into())), ..NodeChange::default() }).await.unwrap();
+    nodes::set(&db, "myNode", NodeChange { owner: Some(Some("new-owner".into())), ..NodeChange::default() })
+        .await
+        .unwrap();
     let new_owner = Caller::project("carol", "new-owner", &["member"]);
     let refused = svc.release(&new_owner, "myNode", &owned.uuid).await.unwrap_err();
     assert!(refused.message().ends_with("not asserted by your project"), "{refused}");
@@ -254,7 +276,9 @@ async fn a_permissive_policy_cannot_lift_the_floors(t: TestDb) {
     assert_eq!(status(&e), 403);
     assert!(e.message().ends_with("not permitted at lessee scope"), "{e}");
     let b = svc.add(&lessee_admin(LESSEE), "myNode", typed("operator_hold", "A")).await.unwrap();
-    nodes::set(svc.db(), "myNode", NodeChange { lessee: Some(Some(LESSEE_B.into())), ..NodeChange::default() }).await.unwrap();
+    nodes::set(svc.db(), "myNode", NodeChange { lessee: Some(Some(LESSEE_B.into())), ..NodeChange::default() })
+        .await
+        .unwrap();
     let e = svc.release(&Caller::project("r", LESSEE_B, &["reader"]), "myNode", &b.uuid).await.unwrap_err();
     assert!(e.message().ends_with("not asserted by your project"), "{e}");
     // "@" does not make a stranger see the node either: scope is code.
@@ -263,7 +287,9 @@ async fn a_permissive_policy_cannot_lift_the_floors(t: TestDb) {
 
 async fn lockout_tagout_policy_limits_release_to_the_asserter(t: TestDb) {
     let policy = Policy::defaults()
-        .with_overrides("\"baremetal:node:maintenance:remove\": \"role:member and user_id:%(maintenance.asserted_by)s\"\n")
+        .with_overrides(
+            "\"baremetal:node:maintenance:remove\": \"role:member and user_id:%(maintenance.asserted_by)s\"\n",
+        )
         .unwrap();
     let (svc, db) = setup(&t, policy).await;
     let alice_hold = svc.add(&owner_member("alice"), "myNode", typed("operator_hold", "LOTO: alice")).await.unwrap();
@@ -291,7 +317,11 @@ async fn bad_input_is_a_clear_error_and_writes_nothing(t: TestDb) {
         (typed("lockout", "x"), 400, "Unknown maintenance type 'lockout'"),
         (typed("legacy", "x"), 400, "is reserved"),
         (typed("fault", "x"), 400, "is reserved"),
-        (NewEntry { extra: Some(serde_json::json!(["a"])), ..typed("operator_hold", "x") }, 400, "must be a JSON object"),
+        (
+            NewEntry { extra: Some(serde_json::json!(["a"])), ..typed("operator_hold", "x") },
+            400,
+            "must be a JSON object",
+        ),
         (NewEntry { extra: Some(serde_json::json!("s")), ..typed("operator_hold", "x") }, 400, "must be a JSON object"),
         (typed("operator_hold", &"r".repeat(1 << 20)), 400, "at most 16000"),
     ];
@@ -317,12 +347,18 @@ async fn long_identities_fit_history_and_are_kept_in_full(t: TestDb) {
     let (svc, db) = setup(&t, Policy::defaults()).await;
     let long_project = format!("p{}", "0123456789".repeat(12));
     let long_user = format!("u{}", "abcdefghij".repeat(10));
-    nodes::create(&db, NewNode { name: Some("longNode".into()), owner: Some(long_project.clone()), ..NewNode::default() })
-        .await
-        .unwrap();
+    nodes::create(
+        &db,
+        NewNode { name: Some("longNode".into()), owner: Some(long_project.clone()), ..NewNode::default() },
+    )
+    .await
+    .unwrap();
     let caller = Caller::project(long_user.clone(), long_project.clone(), &["member"]);
     let entry = svc.add(&caller, "longNode", typed("operator_hold", "x")).await.unwrap();
-    assert_eq!((entry.asserted_by.as_str(), entry.asserted_by_project.as_str()), (long_user.as_str(), long_project.as_str()));
+    assert_eq!(
+        (entry.asserted_by.as_str(), entry.asserted_by_project.as_str()),
+        (long_user.as_str(), long_project.as_str())
+    );
     let stored = rows(&db, "SELECT h.user, h.project, h.event FROM node_history h JOIN nodes n ON n.id = h.node_id WHERE n.name = 'longNode'").await;
     assert_eq!(stored.len(), 1);
     assert_eq!(stored[0][0].as_deref(), Some(&long_user[..64]));
