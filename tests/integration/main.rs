@@ -6,5 +6,6 @@ mod common;
 mod backfill;
 mod catalog;
 mod concurrency;
+mod maintenance_cli;
 mod db_cli;
 mod scenarios;

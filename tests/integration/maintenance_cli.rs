@@ -1,0 +1,124 @@
+//! `nodemaint maintenance …` and `history list` through the binary: the
+//! table and JSON shapes, the caller flags, and one exit code per error class.
+
+use crate::backend_tests;
+use crate::common::{ok, stderr, stdout, TestDb};
+
+fn json(out: &std::process::Output) -> serde_json::Value {
+    serde_json::from_str(&stdout(out)).unwrap_or_else(|e| panic!("{e}: {}", stdout(out)))
+}
+
+async fn prepared(t: &TestDb) {
+    ok(&t.cli(&["db", "upgrade"]));
+    ok(&t.cli(&["node", "create", "--name", "myNode", "--owner", "own1", "--lessee", "les1"]));
+}
+
+async fn maintenance_commands_list_add_remove_with_spec_shapes(t: TestDb) {
+    prepared(&t).await;
+    let hw = json(&t.cli(&[
+        "--format", "json", "maintenance", "add", "myNode", "--type", "hardware_failure", "--reason", "Disk 3", "--extra",
+        "{\"ticket\": \"CIDTEAM-3743\"}", "--project", "own1", "--user", "alice",
+    ]));
+    assert_eq!(hw["scope"], "owner");
+    assert_eq!(hw["extra"]["ticket"], "CIDTEAM-3743");
+    let hold = json(&t.cli(&["--format", "json", "maintenance", "add", "myNode", "--type", "operator_hold", "--reason", "Row C"]));
+    assert_eq!(hold["scope"], "system");
+
+    let table = ok(&t.cli(&["maintenance", "list", "myNode"]));
+    let header = table.lines().nth(1).unwrap();
+    assert!(header.starts_with("| UUID ") && header.contains("| Type ") && header.contains("| Reason ") && header.contains("| Scope "), "{table}");
+    assert!(table.contains("| hardware_failure |") && table.contains("| owner  |") && table.contains("| system |"), "{table}");
+
+    let listed = json(&t.cli(&["--format", "json", "maintenance", "list", "myNode", "--project", "les1", "--roles", "reader"]));
+    let entries = listed["maintenance"].as_array().unwrap();
+    assert_eq!(entries.len(), 2);
+    assert!(entries.iter().all(|e| e["asserted_by"] == "******"), "a lessee sees both masked: {listed}");
+
+    let shown = json(&t.cli(&["--format", "json", "node", "show", "myNode"]));
+    assert_eq!(shown["maintenance_reason"], "hardware_failure: Disk 3; operator_hold: Row C");
+
+    let released = json(&t.cli(&["--format", "json", "maintenance", "remove", "myNode", hold["uuid"].as_str().unwrap()]));
+    assert_eq!(released["uuid"], hold["uuid"]);
+    let all = json(&t.cli(&["--format", "json", "maintenance", "remove", "myNode", "--all"]));
+    assert_eq!(all["released"].as_array().unwrap().len(), 1);
+    let shown = json(&t.cli(&["--format", "json", "node", "show", "myNode"]));
+    assert_eq!((shown["maintenance"].clone(), shown["maintenance_reason"].clone()), (false.into(), serde_json::Value::Null));
+
+    let history = json(&t.cli(&["--format", "json", "history", "list", "myNode"]));
+    let events = history["history"].as_array().unwrap();
+    assert_eq!(events.len(), 4, "two asserts and two releases: {history}");
+    assert!(events.iter().all(|e| e["event_type"] == "maintenance"));
+}
+
+async fn legacy_set_unset_round_trip_the_reason(t: TestDb) {
+    prepared(&t).await;
+    ok(&t.cli(&["maintenance", "set", "myNode", "--reason", "LK_OP|HW_ERR: rebalancing rack"]));
+    let shown = json(&t.cli(&["--format", "json", "node", "show", "myNode"]));
+    assert_eq!(shown["maintenance_reason"], "LK_OP|HW_ERR: rebalancing rack");
+    let out = ok(&t.cli(&["maintenance", "unset", "myNode"]));
+    assert!(out.starts_with("Released "), "{out}");
+    let shown = json(&t.cli(&["--format", "json", "node", "show", "myNode"]));
+    assert_eq!(shown["maintenance"], false);
+}
+
+async fn each_error_class_has_its_exit_code(t: TestDb) {
+    prepared(&t).await;
+    let sys = json(&t.cli(&["--format", "json", "maintenance", "add", "myNode", "--type", "hardware_failure"]));
+    let cases: Vec<(Vec<&str>, i32, u16, &str)> = vec![
+        (vec!["maintenance", "add", "nope", "--type", "operator_hold"], 7, 404, "Node nope could not be found."),
+        (vec!["maintenance", "remove", "myNode", "--all", "--project", "les1", "--roles", "admin"], 8, 403, "not permitted at lessee scope"),
+        (vec!["maintenance", "add", "myNode", "--type", "hardware_failure"], 9, 409, "is already active"),
+        (vec!["maintenance", "add", "myNode", "--type", "lockout"], 10, 400, "Unknown maintenance type 'lockout'"),
+        (vec!["maintenance", "add", "myNode", "--type", "operator_hold", "--extra", "{not json"], 10, 400, "not valid JSON"),
+        (vec!["maintenance", "add", "myNode", "--type", "operator_hold", "--extra", "[1, 2]"], 10, 400, "must be a JSON object"),
+        (vec!["maintenance", "remove", "myNode", "zzz"], 10, 400, "Expected a maintenance entry UUID"),
+    ];
+    for (args, code, status, needle) in cases {
+        let out = t.cli(&args);
+        assert_eq!(out.status.code(), Some(code), "{args:?}: {}", stderr(&out));
+        let err = stderr(&out);
+        assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
+        assert!(err.starts_with("error: ") && err.contains(needle), "{args:?}: {err}");
+        let mut with_json = vec!["--format", "json"];
+        with_json.extend(&args);
+        let body = json(&t.cli(&with_json));
+        assert_eq!(body["error"]["status"], status, "{args:?}");
+        assert!(body["error"]["message"].as_str().unwrap().contains(needle));
+    }
+    assert_eq!(json(&t.cli(&["--format", "json", "maintenance", "list", "myNode"]))["maintenance"][0]["uuid"], sys["uuid"]);
+    let bad_policy = std::env::temp_dir().join(format!("nodemaint-bad-policy-{}.yaml", uuid::Uuid::new_v4()));
+    std::fs::write(&bad_policy, "\"baremetal:node:maintenance:get\": \"role:admin and (\"\n").unwrap();
+    let out = t.cli(&["maintenance", "list", "myNode", "--policy-file", bad_policy.to_str().unwrap()]);
+    std::fs::remove_file(&bad_policy).ok();
+    assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
+    assert!(stderr(&out).contains("cannot parse"), "{}", stderr(&out));
+}
+
+async fn maintenance_before_upgrade_says_to_upgrade(t: TestDb) {
+    t.load_ironic_schema().await;
+    let out = t.cli(&["maintenance", "list", "x"]);
+    assert_eq!(out.status.code(), Some(5));
+    assert!(stderr(&out).contains("no `node_maintenance` table; run `nodemaint db upgrade` first"), "{}", stderr(&out));
+}
+
+backend_tests!(
+    maintenance_commands_list_add_remove_with_spec_shapes,
+    legacy_set_unset_round_trip_the_reason,
+    each_error_class_has_its_exit_code,
+    maintenance_before_upgrade_says_to_upgrade,
+);
+
+#[test]
+fn maintenance_and_history_help_have_examples() {
+    for args in [
+        ["maintenance", "list"],
+        ["maintenance", "add"],
+        ["maintenance", "remove"],
+        ["maintenance", "set"],
+        ["maintenance", "unset"],
+        ["history", "list"],
+    ] {
+        let out = crate::common::nodemaint_cmd("sqlite::memory:", &[args[0], args[1], "--help"]).output().unwrap();
+        assert!(stdout(&out).contains("Example:\n  nodemaint"), "{args:?}");
+    }
+}
