@@ -65,6 +65,17 @@ pub async fn record<C: ConnectionTrait>(
     actor: &Caller,
     note: Option<&str>,
 ) -> Result<(), DbErr> {
+    event_model(action, entry, actor, note).insert(db).await?;
+    Ok(())
+}
+
+/// The history row for one event, for callers that insert many at once.
+pub fn event_model(
+    action: Action,
+    entry: &node_maintenance::Model,
+    actor: &Caller,
+    note: Option<&str>,
+) -> node_history::ActiveModel {
     let project = actor.project_or_empty();
     node_history::ActiveModel {
         uuid: Set(uuid::Uuid::new_v4().to_string()),
@@ -78,9 +89,6 @@ pub async fn record<C: ConnectionTrait>(
         created_at: Set(Some(now_utc())),
         ..Default::default()
     }
-    .insert(db)
-    .await?;
-    Ok(())
 }
 
 /// A history row as `history list` shows it.

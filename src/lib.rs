@@ -21,6 +21,7 @@ pub mod maintenance;
 pub mod masking;
 pub mod nodes;
 pub mod policy;
+pub mod reconcile;
 pub mod release;
 pub mod schema;
 pub mod scope;

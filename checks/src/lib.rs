@@ -1,8 +1,18 @@
-//! The upgrade-check framework behind `nodemaint upgrade check`, in the
-//! manner of oslo.upgradecheck: each check is a name and a function that
-//! returns Success, Warning or Failure with details saying how to fix it.
+//! `nodemaint upgrade check`: pre-flight checks in the manner of
+//! oslo.upgradecheck. A check is a name and a function that returns
+//! Success, Warning or Failure with details saying how to fix it; checks are
+//! independent, read-only and idempotent; the run's exit code is the worst
+//! result. Unlike oslo, a check that errors or panics is reported as a
+//! Failure and the others still run.
 //!
-//! Not yet implemented: the framework and its checks arrive with the
-//! upgrade-checks issue. The crate exists now so the workspace has its final
-//! shape and dependency direction (`entity` ← `migration` ← `checks` ←
-//! `nodemaint`).
+//! - [`framework`]: results, the runner, the exit code;
+//! - [`render`]: oslo's table and `--json` output, byte for byte;
+//! - [`checks`]: the checks, one small module each, registered in [`checks::ALL`].
+//!
+//! Not for: repairing anything (that is `nodemaint reconcile`).
+
+pub mod checks;
+pub mod framework;
+pub mod render;
+
+pub use framework::{run, Check, CheckResult, Code, Context, Report};

@@ -8,6 +8,7 @@
 //! what it meant.
 
 pub mod backfill;
+pub mod drift;
 pub mod lock;
 pub mod probe;
 pub mod sql;

@@ -3,7 +3,7 @@
 //!
 //! - PostgreSQL: a session advisory lock on a dedicated connection;
 //! - MySQL/MariaDB: `GET_LOCK` on a dedicated connection;
-//! - SQLite: an OS lock on a file beside the database (`<db>.nodemaint-lock`),
+//! - SQLite: an OS lock on a file beside the database (`<db>.nodemaint-migrate.lock`),
 //!   because SQLite's own locks cover one transaction, not a whole run.
 //!
 //! The server-side locks die with their connection, so a killed process never
@@ -15,6 +15,8 @@ use std::time::{Duration, Instant};
 
 /// The lock `db upgrade` and `db downgrade` take.
 pub const MIGRATION_LOCK: &str = "nodemaint.migrate";
+/// The lock `reconcile` takes, so two never repair the same drift.
+pub const RECONCILE_LOCK: &str = "nodemaint.reconcile";
 
 #[derive(Debug)]
 pub enum LockError {
@@ -72,6 +74,11 @@ pub fn sqlite_path(url: &str) -> Option<String> {
     if path.is_empty() || path == ":memory:" || url.contains("mode=memory") { None } else { Some(path.to_owned()) }
 }
 
+/// The lock file for lock `name` beside the SQLite database at `path`.
+pub fn lock_file(path: &str, name: &str) -> String {
+    format!("{path}.{}.lock", name.replace('.', "-"))
+}
+
 /// Takes the lock `name` for the database at `url`, waiting at most
 /// `timeout`. `on_wait` is called once, when the lock is found held.
 pub async fn acquire(
@@ -94,7 +101,7 @@ pub async fn acquire(
             let Some(path) = sqlite_path(url) else {
                 return Ok(LockGuard { held: Held::Nothing });
             };
-            let lock_path = format!("{path}.nodemaint-lock");
+            let lock_path = lock_file(&path, name);
             let file = OpenOptions::new()
                 .create(true)
                 .truncate(false)
@@ -170,6 +177,7 @@ mod tests {
     #[test]
     fn advisory_keys_are_stable() {
         assert_eq!(advisory_key(MIGRATION_LOCK), advisory_key("nodemaint.migrate"));
-        assert_ne!(advisory_key(MIGRATION_LOCK), advisory_key("nodemaint.reconcile"));
+        assert_ne!(advisory_key(MIGRATION_LOCK), advisory_key(RECONCILE_LOCK));
+        assert_eq!(lock_file("/x/n.db", RECONCILE_LOCK), "/x/n.db.nodemaint-reconcile.lock");
     }
 }

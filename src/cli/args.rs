@@ -62,6 +62,43 @@ pub enum Command {
     /// Node history.
     #[command(subcommand)]
     History(HistoryCommand),
+    /// Pre-flight checks: Success, Warning or Failure, as `*-status upgrade check`.
+    #[command(subcommand)]
+    Upgrade(UpgradeCommand),
+    /// Converge node_maintenance with the legacy columns after the release
+    /// pin lifts; idempotent and safe from cron.
+    #[command(after_help = "Example:\n  nodemaint reconcile --dry-run\n  nodemaint reconcile --max-count 10000\n  # cron, every 15 minutes:\n  */15 * * * * nodemaint --config /etc/nodemaint.toml -q reconcile\n\nExit codes: 0 nothing left to do, 1 --max-count reached (or --dry-run found drift) with work remaining, 2 error, 127 bad arguments.")]
+    Reconcile {
+        /// Report what would be repaired; write nothing.
+        #[arg(long)]
+        dry_run: bool,
+        /// Node ids per range.
+        #[arg(long, default_value_t = nodemaint::reconcile::DEFAULT_BATCH_SIZE, value_parser = clap::value_parser!(i64).range(1..=1_000_000))]
+        batch_size: i64,
+        /// Stop after this many repairs (drifted nodes, or entries without a node).
+        #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
+        max_count: Option<u64>,
+        /// The release services are pinned to; default: the config's [upgrade] pin_release_version.
+        #[arg(long)]
+        pin_release_version: Option<String>,
+        /// Seconds to wait for another reconcile holding the lock.
+        #[arg(long, default_value_t = 300)]
+        lock_timeout: u64,
+    },
+}
+
+#[derive(Subcommand, Debug)]
+pub enum UpgradeCommand {
+    /// Read-only checks before restarting services on the new release.
+    #[command(after_help = "Example:\n  nodemaint --config /etc/nodemaint.toml upgrade check\n  nodemaint upgrade check --json\n\nExit codes: 0 all Success, 1 a Warning, 2 a Failure, 255 the checks could not run.")]
+    Check {
+        /// oslo.upgradecheck's JSON output (same as --format json).
+        #[arg(long)]
+        json: bool,
+        /// The release services are pinned to; default: the config's [upgrade] pin_release_version.
+        #[arg(long)]
+        pin_release_version: Option<String>,
+    },
 }
 
 /// Who is acting. By default a system-scoped operator; with --project, a

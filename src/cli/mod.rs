@@ -7,6 +7,7 @@ mod render;
 
 use args::{
     CallerArgs, Cli, Command, DbCommand, FleetCommand, Format, Global, HistoryCommand, MaintenanceCommand, NodeCommand,
+    UpgradeCommand,
 };
 use nodemaint::config::Config;
 use nodemaint::{Caller, Error, Maintenance, NewEntry, Policy, Result, db, entry, fleet, nodes, schema};
@@ -30,16 +31,73 @@ pub fn init_logging(verbose: u8, quiet: bool) {
         .try_init();
 }
 
+/// Exit code of `upgrade check` when the checks could not run at all.
+const EXIT_CHECKS_COULD_NOT_RUN: u8 = 255;
+/// Exit code of `reconcile` for any error (as ironic-dbsync's online data migrations).
+const EXIT_RECONCILE_ERROR: u8 = 2;
+
 /// Runs the command and returns the process exit code.
 pub async fn run(cli: Cli) -> u8 {
-    let out = Output::new(cli.global.format, cli.global.quiet);
+    let json = cli.global.format == Format::Json
+        || matches!(&cli.command, Command::Upgrade(UpgradeCommand::Check { json: true, .. }));
+    let out = Output::new(if json { Format::Json } else { Format::Table }, cli.global.quiet);
     match dispatch(&cli, &out).await {
-        Ok(()) => 0,
+        Ok(code) => code,
         Err(e) => {
             out.error(&e);
-            e.exit_code()
+            error_exit_code(&cli.command, &e)
         }
     }
+}
+
+/// Commands that mirror OpenStack tools keep those tools' exit codes.
+fn error_exit_code(command: &Command, e: &Error) -> u8 {
+    match command {
+        Command::Upgrade(_) => EXIT_CHECKS_COULD_NOT_RUN,
+        Command::Reconcile { .. } => EXIT_RECONCILE_ERROR,
+        _ => e.exit_code(),
+    }
+}
+
+/// The pin: the flag, else the config's `[upgrade] pin_release_version`.
+fn pin_from(flag: &Option<String>, global: &Global) -> Result<Option<String>> {
+    Ok(flag.clone().or(load_config(global)?.upgrade.pin_release_version).filter(|v| !v.trim().is_empty()))
+}
+
+async fn upgrade_check(global: &Global, pin: &Option<String>, out: &Output) -> Result<u8> {
+    let pinned = pin_from(pin, global)?;
+    let (db, _) = open(global).await?;
+    let ctx = std::sync::Arc::new(nodemaint_checks::Context { db, pinned });
+    let report = nodemaint_checks::run(ctx, nodemaint_checks::checks::ALL).await;
+    out.checks(&report);
+    Ok(report.exit_code())
+}
+
+async fn reconcile(cmd: &Command, global: &Global, out: &Output) -> Result<u8> {
+    let Command::Reconcile { dry_run, batch_size, max_count, pin_release_version, lock_timeout } = cmd else {
+        unreachable!("reconcile() is called for the reconcile command")
+    };
+    let pinned = pin_from(pin_release_version, global)?;
+    let (conn, url) = open(global).await?;
+    let quiet = out.quiet;
+    let shown = db::redact(&url);
+    let timeout = *lock_timeout;
+    let options = nodemaint::reconcile::ReconcileOptions {
+        batch_size: *batch_size,
+        max_count: *max_count,
+        dry_run: *dry_run,
+        pinned,
+        lock_timeout: Duration::from_secs(timeout),
+        progress: progress::bar(out.quiet),
+        on_wait: Box::new(move || {
+            if !quiet {
+                eprintln!("Waiting for another nodemaint reconcile on {shown} to finish (giving up after {timeout}s)…");
+            }
+        }),
+    };
+    let report = nodemaint::reconcile::reconcile(&conn, &url, options).await?;
+    out.reconciled(&report);
+    Ok(if report.remaining() > 0 { 1 } else { 0 })
 }
 
 fn load_config(global: &Global) -> Result<Config> {
@@ -103,13 +161,18 @@ fn waiting_notice(out: &Output, url: &str, timeout: u64) -> Box<dyn FnOnce() + S
     })
 }
 
-async fn dispatch(cli: &Cli, out: &Output) -> Result<()> {
+async fn dispatch(cli: &Cli, out: &Output) -> Result<u8> {
+    let global = &cli.global;
     match &cli.command {
-        Command::Db(cmd) => db_command(cmd, &cli.global, out).await,
-        Command::Node(cmd) => node_command(cmd, &cli.global, out).await,
-        Command::Fleet(cmd) => fleet_command(cmd, &cli.global, out).await,
-        Command::Maintenance(cmd) => maintenance_command(cmd, &cli.global, out).await,
-        Command::History(cmd) => history_command(cmd, &cli.global, out).await,
+        Command::Db(cmd) => db_command(cmd, global, out).await.map(|()| 0),
+        Command::Node(cmd) => node_command(cmd, global, out).await.map(|()| 0),
+        Command::Fleet(cmd) => fleet_command(cmd, global, out).await.map(|()| 0),
+        Command::Maintenance(cmd) => maintenance_command(cmd, global, out).await.map(|()| 0),
+        Command::History(cmd) => history_command(cmd, global, out).await.map(|()| 0),
+        Command::Upgrade(UpgradeCommand::Check { pin_release_version, .. }) => {
+            upgrade_check(global, pin_release_version, out).await
+        }
+        cmd @ Command::Reconcile { .. } => reconcile(cmd, global, out).await,
     }
 }
 

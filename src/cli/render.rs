@@ -6,6 +6,7 @@ use super::args::Format;
 use nodemaint::entity::nodes;
 use nodemaint::fleet::SeedReport;
 use nodemaint::history::HistoryView;
+use nodemaint::reconcile::ReconcileReport;
 use nodemaint::nodes::NodeView;
 use nodemaint::schema::{MigrationRow, UpgradeReport};
 use nodemaint::{EntryView, Error};
@@ -191,6 +192,48 @@ impl Output {
             .map(|h| vec![or_none(&h.created_at), or_none(&h.event_type), or_none(&h.user), or_none(&h.event)])
             .collect();
         println!("{}", table(&["Created at", "Event type", "User", "Event"], rows));
+    }
+
+    pub fn checks(&self, report: &nodemaint_checks::Report) {
+        if self.json_mode() {
+            println!("{}", nodemaint_checks::render::json(report));
+        } else {
+            println!("{}", nodemaint_checks::render::table(report));
+        }
+    }
+
+    /// nova-manage's online-data-migration summary, one row per drift kind.
+    pub fn reconciled(&self, report: &ReconcileReport) {
+        if self.json_mode() {
+            return self.json(report);
+        }
+        let rows = report
+            .summary
+            .iter()
+            .map(|k| vec![k.drift.to_owned(), k.found.to_string(), k.repaired.to_string()])
+            .collect();
+        println!("{}", table(&["Migration", "Total Needed", "Completed"], rows));
+        if !report.typed_on_cleared.is_empty() && !report.dry_run {
+            let verb = if report.pinned.is_some() { "released them (the boolean is canonical while pinned)" } else { "kept them and set maintenance back on" };
+            eprintln!(
+                "WARNING: typed maintenance entries were found on {} node(s) out of maintenance ({}); {verb}. Something other than nodemaint cleared nodes.maintenance.",
+                report.typed_on_cleared.len(),
+                report.typed_on_cleared.iter().take(5).cloned().collect::<Vec<_>>().join(", ")
+            );
+        }
+        let remaining = report.remaining();
+        if report.dry_run {
+            println!("Dry run: nothing was changed; {remaining} repair(s) to do.");
+        } else if remaining > 0 {
+            println!("{remaining} repair(s) left to do: run `nodemaint reconcile` again.");
+        } else {
+            println!("Nothing left to reconcile.");
+        }
+        if let Some(version) = &report.pinned {
+            println!(
+                "The release is pinned to {version}: the boolean is canonical until the pin lifts. Run `nodemaint reconcile` again once it has."
+            );
+        }
     }
 
     pub fn deleted(&self, node: &nodes::Model) {

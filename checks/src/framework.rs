@@ -1,0 +1,101 @@
+//! Results, the runner and the exit code.
+
+use sea_orm::DatabaseConnection;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+
+/// oslo.upgradecheck's result codes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Code {
+    Success = 0,
+    Warning = 1,
+    Failure = 2,
+}
+
+impl Code {
+    pub fn label(self) -> &'static str {
+        match self {
+            Code::Success => "Success",
+            Code::Warning => "Warning",
+            Code::Failure => "Failure",
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CheckResult {
+    pub code: Code,
+    /// How to fix it; `None` prints as `None`, as in oslo.
+    pub details: Option<String>,
+}
+
+impl CheckResult {
+    pub fn success(details: Option<String>) -> Self {
+        CheckResult { code: Code::Success, details }
+    }
+    pub fn warning(details: impl Into<String>) -> Self {
+        CheckResult { code: Code::Warning, details: Some(details.into()) }
+    }
+    pub fn failure(details: impl Into<String>) -> Self {
+        CheckResult { code: Code::Failure, details: Some(details.into()) }
+    }
+}
+
+/// What every check may read.
+pub struct Context {
+    pub db: DatabaseConnection,
+    /// `[upgrade] pin_release_version`, when set.
+    pub pinned: Option<String>,
+}
+
+pub type CheckFuture<'a> = Pin<Box<dyn Future<Output = Result<CheckResult, String>> + Send + 'a>>;
+
+/// A check: a name and a function. Adding a check is adding one of these
+/// to [`crate::checks::ALL`].
+#[derive(Clone, Copy)]
+pub struct Check {
+    pub name: &'static str,
+    pub run: for<'a> fn(&'a Context) -> CheckFuture<'a>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Report {
+    pub results: Vec<(String, CheckResult)>,
+}
+
+impl Report {
+    /// The worst result's code (0, 1 or 2).
+    pub fn exit_code(&self) -> u8 {
+        self.results.iter().map(|(_, r)| r.code as u8).max().unwrap_or(0)
+    }
+}
+
+fn panic_text(payload: Box<dyn std::any::Any + Send>) -> String {
+    payload
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "unknown panic".to_owned())
+}
+
+/// Runs every check, one after another (they are independent). A check that
+/// returns an error or panics becomes a Failure saying so.
+pub async fn run(ctx: Arc<Context>, checks: &[Check]) -> Report {
+    let mut results = Vec::with_capacity(checks.len());
+    for check in checks {
+        let ctx = ctx.clone();
+        let run = check.run;
+        let outcome = tokio::spawn(async move { run(&ctx).await }).await;
+        let result = match outcome {
+            Ok(Ok(result)) => result,
+            Ok(Err(e)) => CheckResult::failure(format!("The check could not complete: {e}")),
+            Err(join) if join.is_panic() => {
+                CheckResult::failure(format!("The check crashed: {}", panic_text(join.into_panic())))
+            }
+            Err(join) => CheckResult::failure(format!("The check was cancelled: {join}")),
+        };
+        results.push((check.name.to_owned(), result));
+    }
+    Report { results }
+}

@@ -1,0 +1,347 @@
+//! `reconcile`: after the release pin lifts (and from cron at any time),
+//! converge `node_maintenance` with the legacy columns that services of the
+//! pinned release kept writing. Detection is read-only and set-based
+//! (`nodemaint_migration::drift`, two queries per range of node ids);
+//! only ranges with drift are repaired, each in one transaction that locks
+//! just the drifted nodes, re-detects under the lock (so a concurrent
+//! reconcile or API call is never repaired twice), then repairs set-based:
+//! the backfill's `INSERT … SELECT` for missing legacy entries, one
+//! multi-row insert for history, one `DELETE … IN`, one `UPDATE … CASE` that
+//! re-synthesises the boolean and the reason column.
+
+use crate::caller::Caller;
+use crate::error::{Error, Result};
+use crate::history::{self, Action};
+use crate::schema;
+use nodemaint_entity::vocab::maintenance_reason_column;
+use nodemaint_entity::{node_history, node_maintenance};
+use nodemaint_migration::backfill::{self, Missing, NodeSet, Progress};
+use nodemaint_migration::drift::{self, DriftKind, LegacyFix, NodeDrift, Nodes, RECONCILE_ASSERTER};
+use nodemaint_migration::lock::{self, LockError, RECONCILE_LOCK};
+use nodemaint_migration::sql::{now_utc, stmt};
+use sea_orm::{
+    ColumnTrait, ConnectionTrait, DatabaseConnection, DatabaseTransaction, DbBackend, EntityTrait, QueryFilter,
+    TransactionTrait, Value,
+};
+use serde::Serialize;
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Default `--batch-size`: node ids per range.
+pub const DEFAULT_BATCH_SIZE: i64 = 1000;
+
+pub struct ReconcileOptions {
+    pub batch_size: i64,
+    /// Stop after this many repairs (a repair is one drifted node, or one entry without a node).
+    pub max_count: Option<u64>,
+    /// Report only; write nothing.
+    pub dry_run: bool,
+    /// `[upgrade] pin_release_version`: while set, the boolean is canonical.
+    pub pinned: Option<String>,
+    pub lock_timeout: Duration,
+    pub progress: Arc<dyn Progress>,
+    pub on_wait: Box<dyn FnOnce() + Send>,
+}
+
+impl Default for ReconcileOptions {
+    fn default() -> Self {
+        ReconcileOptions {
+            batch_size: DEFAULT_BATCH_SIZE,
+            max_count: None,
+            dry_run: false,
+            pinned: None,
+            lock_timeout: Duration::from_secs(300),
+            progress: Arc::new(backfill::NoProgress),
+            on_wait: Box::new(|| {}),
+        }
+    }
+}
+
+/// One drift kind's line of the summary.
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+pub struct KindSummary {
+    pub drift: &'static str,
+    pub found: u64,
+    pub repaired: u64,
+    pub remaining: u64,
+}
+
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+pub struct ReconcileReport {
+    pub pinned: Option<String>,
+    pub dry_run: bool,
+    pub summary: Vec<KindSummary>,
+    /// Node uuids whose typed entries sat on a node out of maintenance.
+    pub typed_on_cleared: Vec<String>,
+}
+
+impl ReconcileReport {
+    pub fn remaining(&self) -> u64 {
+        self.summary.iter().map(|k| k.remaining).sum()
+    }
+    pub fn repaired(&self) -> u64 {
+        self.summary.iter().map(|k| k.repaired).sum()
+    }
+}
+
+#[derive(Default)]
+struct Tally {
+    found: BTreeMap<DriftKind, u64>,
+    repaired: BTreeMap<DriftKind, u64>,
+    typed_on_cleared: Vec<String>,
+}
+
+impl Tally {
+    fn found(&mut self, d: &NodeDrift) {
+        for k in &d.kinds {
+            *self.found.entry(*k).or_default() += 1;
+        }
+    }
+    fn repaired(&mut self, d: &NodeDrift) {
+        for k in &d.kinds {
+            *self.repaired.entry(*k).or_default() += 1;
+        }
+        if d.kinds.contains(&DriftKind::ClearedWithTypedEntries) && self.typed_on_cleared.len() < 100 {
+            self.typed_on_cleared.push(d.node_uuid.clone().unwrap_or_else(|| format!("id {}", d.node_id)));
+        }
+    }
+}
+
+fn reconciler() -> Caller {
+    Caller::system(RECONCILE_ASSERTER, &["admin"])
+}
+
+fn note(kind: DriftKind, pinned: bool) -> &'static str {
+    match kind {
+        DriftKind::ClearedWithLegacyEntries => "reconciliation: maintenance was cleared by a service of the pinned release",
+        DriftKind::ClearedWithTypedEntries if pinned => {
+            "reconciliation while the release is pinned: the boolean is canonical"
+        }
+        DriftKind::DuplicateSingletons => "reconciliation: duplicate entry of a one-per-node type; the oldest is kept",
+        DriftKind::OrphanedEntries => "reconciliation: the entry's node no longer exists",
+        DriftKind::ReasonChanged => "reconciliation: the reason was changed by a service of the pinned release",
+        _ => "reconciliation",
+    }
+}
+
+/// Runs a reconciliation under the reconcile lock.
+pub async fn reconcile(db: &DatabaseConnection, url: &str, mut options: ReconcileOptions) -> Result<ReconcileReport> {
+    schema::require_maintenance_table(db, url).await?;
+    let on_wait = std::mem::replace(&mut options.on_wait, Box::new(|| {}));
+    let guard = lock::acquire(url, db.get_database_backend(), RECONCILE_LOCK, options.lock_timeout, on_wait)
+        .await
+        .map_err(|e| match e {
+            LockError::Timeout { waited, .. } => Error::LockTimeout(format!(
+                "another nodemaint reconcile held the reconcile lock on {} for {}s; it is doing this work already",
+                crate::db::redact(url),
+                waited.as_secs()
+            )),
+            LockError::Db(e) => Error::from(e),
+            LockError::Io(m) => Error::Config(m),
+        })?;
+    let pinned = options.pinned.is_some();
+    let result = run(db, &options, pinned).await;
+    let released = guard.release().await;
+    let tally = result?;
+    released?;
+    let summary = DriftKind::ALL
+        .iter()
+        .map(|k| {
+            let found = tally.found.get(k).copied().unwrap_or(0);
+            let repaired = tally.repaired.get(k).copied().unwrap_or(0);
+            KindSummary { drift: k.name(), found, repaired, remaining: found.saturating_sub(repaired) }
+        })
+        .collect();
+    Ok(ReconcileReport { pinned: options.pinned.clone(), dry_run: options.dry_run, summary, typed_on_cleared: tally.typed_on_cleared })
+}
+
+async fn run(db: &DatabaseConnection, options: &ReconcileOptions, pinned: bool) -> Result<Tally> {
+    let mut tally = Tally::default();
+    let mut budget = options.max_count.unwrap_or(u64::MAX);
+    let batch = options.batch_size.max(1);
+    if let Some((min, max)) = drift::node_id_bounds(db).await? {
+        options.progress.begin("reconciling", (max - min + 1) as u64);
+        let mut lo = min;
+        while lo <= max {
+            let hi = lo.saturating_add(batch).min(max + 1);
+            let found = drift::scan(db, Nodes::Range(lo, hi), pinned).await?;
+            found.iter().for_each(|d| tally.found(d));
+            if !options.dry_run && budget > 0 && !found.is_empty() {
+                let ids: Vec<i32> = found.iter().take(budget.min(usize::MAX as u64) as usize).map(|d| d.node_id).collect();
+                let repaired = repair_nodes(db, &ids, pinned).await?;
+                budget = budget.saturating_sub(repaired.len() as u64);
+                repaired.iter().for_each(|d| tally.repaired(d));
+                tracing::debug!(first_id = lo, end_id = hi, repaired = repaired.len(), "reconcile batch repaired");
+            }
+            options.progress.advance((hi - lo) as u64);
+            lo = hi;
+        }
+        options.progress.finish();
+    }
+    // Entries whose node is gone cannot be found by node range.
+    let total_orphans = drift::orphan_count(db).await?;
+    *tally.found.entry(DriftKind::OrphanedEntries).or_default() += total_orphans;
+    while !options.dry_run && budget > 0 {
+        let orphans = drift::orphans(db, budget.min(batch as u64)).await?;
+        if orphans.is_empty() {
+            break;
+        }
+        let n = orphans.len() as u64;
+        remove_orphans(db, &orphans).await?;
+        *tally.repaired.entry(DriftKind::OrphanedEntries).or_default() += n;
+        budget = budget.saturating_sub(n);
+    }
+    Ok(tally)
+}
+
+/// Locks `ids` for this transaction (see `maintenance::find_node` for SQLite).
+async fn lock_nodes(txn: &DatabaseTransaction, ids: &[i32]) -> Result<()> {
+    let backend = txn.get_database_backend();
+    let marks = vec!["?"; ids.len()].join(", ");
+    let values: Vec<Value> = ids.iter().map(|id| (*id).into()).collect();
+    let sql = match backend {
+        DbBackend::Sqlite => format!("UPDATE nodes SET id = id WHERE id IN ({marks})"),
+        _ => format!("SELECT id FROM nodes WHERE id IN ({marks}) FOR UPDATE"),
+    };
+    txn.execute_raw(stmt(backend, &sql, values)).await?;
+    Ok(())
+}
+
+/// Repairs the drift of `ids` in one transaction; returns what it repaired
+/// (re-detected under the lock, so possibly less than was found).
+async fn repair_nodes(db: &DatabaseConnection, ids: &[i32], pinned: bool) -> Result<Vec<NodeDrift>> {
+    let txn = db.begin().await?;
+    lock_nodes(&txn, ids).await?;
+    let drifts = drift::scan(&txn, Nodes::Ids(ids), pinned).await?;
+    if drifts.is_empty() {
+        txn.commit().await?;
+        return Ok(drifts);
+    }
+    let actor = reconciler();
+    let now = now_utc();
+    let pick = |f: &dyn Fn(&NodeDrift) -> bool| drifts.iter().filter(|d| f(d)).map(|d| d.node_id).collect::<Vec<i32>>();
+
+    // Missing legacy entries: the backfill's own SQL.
+    let empty = pick(&|d| d.create_legacy_for_empty);
+    if !empty.is_empty() {
+        backfill::backfill_nodes(&txn, NodeSet::Ids(&empty), Missing::AnyEntry, RECONCILE_ASSERTER, now).await?;
+    }
+    let create = pick(&|d| d.legacy_takes_column == Some(LegacyFix::Create));
+    if !create.is_empty() {
+        backfill::backfill_nodes(&txn, NodeSet::Ids(&create), Missing::Legacy, RECONCILE_ASSERTER, now).await?;
+    }
+
+    let mut events: Vec<node_history::ActiveModel> = Vec::new();
+    // The legacy entry takes the column's text.
+    let updates: Vec<i32> = drifts
+        .iter()
+        .filter_map(|d| match d.legacy_takes_column {
+            Some(LegacyFix::Update(id)) => Some(id),
+            _ => None,
+        })
+        .collect();
+    if !updates.is_empty() {
+        let backend = txn.get_database_backend();
+        let marks = vec!["?"; updates.len()].join(", ");
+        let mut values: Vec<Value> = vec![now.into()];
+        values.extend(updates.iter().map(|id| Value::from(*id)));
+        txn.execute_raw(stmt(
+            backend,
+            &format!(
+                "UPDATE node_maintenance SET reason = (SELECT n.maintenance_reason FROM nodes n \
+                 WHERE n.id = node_maintenance.node_id), updated_at = ? WHERE id IN ({marks})"
+            ),
+            values,
+        ))
+        .await?;
+        let updated = node_maintenance::Entity::find().filter(node_maintenance::Column::Id.is_in(updates)).all(&txn).await?;
+        for entry in &updated {
+            events.push(history::event_model(Action::Updated, entry, &actor, Some(note(DriftKind::ReasonChanged, pinned))));
+        }
+    }
+
+    // Releases, each recorded with the entry's full data.
+    let releases: Vec<&(node_maintenance::Model, DriftKind)> = drifts.iter().flat_map(|d| d.release.iter()).collect();
+    for (entry, kind) in &releases {
+        events.push(history::event_model(Action::Released, entry, &actor, Some(note(*kind, pinned))));
+    }
+    if !events.is_empty() {
+        node_history::Entity::insert_many(events).exec(&txn).await?;
+    }
+    if !releases.is_empty() {
+        let ids: Vec<i32> = releases.iter().map(|(e, _)| e.id).collect();
+        node_maintenance::Entity::delete_many().filter(node_maintenance::Column::Id.is_in(ids)).exec(&txn).await?;
+    }
+
+    // The boolean and the reason column, re-synthesised from what remains.
+    let touched: Vec<i32> = pick(&|d| !(d.create_legacy_for_empty && d.kinds.len() == 1));
+    if !touched.is_empty() {
+        sync_nodes(&txn, &touched, now).await?;
+    }
+    txn.commit().await?;
+    Ok(drifts)
+}
+
+/// `nodes.maintenance` and `nodes.maintenance_reason` for `ids`, from their
+/// entries: one read, one `UPDATE … CASE`.
+pub(crate) async fn sync_nodes(txn: &DatabaseTransaction, ids: &[i32], now: chrono::NaiveDateTime) -> Result<()> {
+    let entries = node_maintenance::Entity::find()
+        .filter(node_maintenance::Column::NodeId.is_in(ids.iter().copied()))
+        .all(txn)
+        .await?;
+    let mut by_node: BTreeMap<i32, Vec<node_maintenance::Model>> = ids.iter().map(|id| (*id, Vec::new())).collect();
+    for e in entries {
+        by_node.entry(e.node_id).or_default().push(e);
+    }
+    let backend = txn.get_database_backend();
+    let (mut flag_case, mut reason_case) = (String::new(), String::new());
+    let (mut flag_values, mut reason_values): (Vec<Value>, Vec<Value>) = (Vec::new(), Vec::new());
+    for (id, es) in &by_node {
+        flag_case.push_str(" WHEN ? THEN ?");
+        flag_values.extend([Value::from(*id), Value::from(!es.is_empty())]);
+        reason_case.push_str(" WHEN ? THEN ?");
+        reason_values.extend([Value::from(*id), Value::from(maintenance_reason_column(es))]);
+    }
+    let marks = vec!["?"; by_node.len()].join(", ");
+    let mut values = flag_values;
+    values.extend(reason_values);
+    values.push(now.into());
+    values.extend(by_node.keys().map(|id| Value::from(*id)));
+    // PostgreSQL needs the CASE's result types spelled out when every branch is a parameter.
+    let (bool_cast, text_cast) = if backend == DbBackend::Postgres { ("::boolean", "::text") } else { ("", "") };
+    let flag_case = flag_case.replace("THEN ?", &format!("THEN ?{bool_cast}"));
+    let reason_case = reason_case.replace("THEN ?", &format!("THEN ?{text_cast}"));
+    txn.execute_raw(stmt(
+        backend,
+        &format!(
+            "UPDATE nodes SET maintenance = CASE id{flag_case} END, maintenance_reason = CASE id{reason_case} END, \
+             updated_at = ? WHERE id IN ({marks})"
+        ),
+        values,
+    ))
+    .await?;
+    Ok(())
+}
+
+async fn remove_orphans(db: &DatabaseConnection, orphans: &[node_maintenance::Model]) -> Result<()> {
+    let txn = db.begin().await?;
+    let actor = reconciler();
+    // The node is gone, so the event cannot point at it: node_id stays NULL
+    // and the text names the node id.
+    let events: Vec<node_history::ActiveModel> = orphans
+        .iter()
+        .map(|e| {
+            let mut event = history::event_model(Action::Released, e, &actor, Some(note(DriftKind::OrphanedEntries, false)));
+            let text = format!("{} [node id {}]", history::event_text(Action::Released, e, &actor, Some(note(DriftKind::OrphanedEntries, false))), e.node_id);
+            event.event = sea_orm::ActiveValue::Set(Some(text));
+            event.node_id = sea_orm::ActiveValue::Set(None);
+            event
+        })
+        .collect();
+    node_history::Entity::insert_many(events).exec(&txn).await?;
+    let ids: BTreeSet<i32> = orphans.iter().map(|e| e.id).collect();
+    node_maintenance::Entity::delete_many().filter(node_maintenance::Column::Id.is_in(ids)).exec(&txn).await?;
+    txn.commit().await?;
+    Ok(())
+}
