@@ -19,6 +19,11 @@ fn main() -> ExitCode {
         }
     };
     cli::init_logging(args.global.verbose, args.global.quiet);
+    // A bug must still read as one line, not a backtrace dump (a panic inside
+    // an upgrade check is also reported as that check's Failure).
+    std::panic::set_hook(Box::new(|info| {
+        tracing::error!("internal error: {}", nodemaint::error::one_line(&info.to_string()))
+    }));
     let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
         Ok(rt) => rt,
         Err(e) => {

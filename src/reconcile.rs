@@ -114,7 +114,9 @@ fn reconciler() -> Caller {
 
 fn note(kind: DriftKind, pinned: bool) -> &'static str {
     match kind {
-        DriftKind::ClearedWithLegacyEntries => "reconciliation: maintenance was cleared by a service of the pinned release",
+        DriftKind::ClearedWithLegacyEntries => {
+            "reconciliation: maintenance was cleared by a service of the pinned release"
+        }
         DriftKind::ClearedWithTypedEntries if pinned => {
             "reconciliation while the release is pinned: the boolean is canonical"
         }
@@ -153,7 +155,12 @@ pub async fn reconcile(db: &DatabaseConnection, url: &str, mut options: Reconcil
             KindSummary { drift: k.name(), found, repaired, remaining: found.saturating_sub(repaired) }
         })
         .collect();
-    Ok(ReconcileReport { pinned: options.pinned.clone(), dry_run: options.dry_run, summary, typed_on_cleared: tally.typed_on_cleared })
+    Ok(ReconcileReport {
+        pinned: options.pinned.clone(),
+        dry_run: options.dry_run,
+        summary,
+        typed_on_cleared: tally.typed_on_cleared,
+    })
 }
 
 async fn run(db: &DatabaseConnection, options: &ReconcileOptions, pinned: bool) -> Result<Tally> {
@@ -168,7 +175,8 @@ async fn run(db: &DatabaseConnection, options: &ReconcileOptions, pinned: bool) 
             let found = drift::scan(db, Nodes::Range(lo, hi), pinned).await?;
             found.iter().for_each(|d| tally.found(d));
             if !options.dry_run && budget > 0 && !found.is_empty() {
-                let ids: Vec<i32> = found.iter().take(budget.min(usize::MAX as u64) as usize).map(|d| d.node_id).collect();
+                let ids: Vec<i32> =
+                    found.iter().take(budget.min(usize::MAX as u64) as usize).map(|d| d.node_id).collect();
                 let repaired = repair_nodes(db, &ids, pinned).await?;
                 budget = budget.saturating_sub(repaired.len() as u64);
                 repaired.iter().for_each(|d| tally.repaired(d));
@@ -255,9 +263,15 @@ async fn repair_nodes(db: &DatabaseConnection, ids: &[i32], pinned: bool) -> Res
             values,
         ))
         .await?;
-        let updated = node_maintenance::Entity::find().filter(node_maintenance::Column::Id.is_in(updates)).all(&txn).await?;
+        let updated =
+            node_maintenance::Entity::find().filter(node_maintenance::Column::Id.is_in(updates)).all(&txn).await?;
         for entry in &updated {
-            events.push(history::event_model(Action::Updated, entry, &actor, Some(note(DriftKind::ReasonChanged, pinned))));
+            events.push(history::event_model(
+                Action::Updated,
+                entry,
+                &actor,
+                Some(note(DriftKind::ReasonChanged, pinned)),
+            ));
         }
     }
 
@@ -332,8 +346,13 @@ async fn remove_orphans(db: &DatabaseConnection, orphans: &[node_maintenance::Mo
     let events: Vec<node_history::ActiveModel> = orphans
         .iter()
         .map(|e| {
-            let mut event = history::event_model(Action::Released, e, &actor, Some(note(DriftKind::OrphanedEntries, false)));
-            let text = format!("{} [node id {}]", history::event_text(Action::Released, e, &actor, Some(note(DriftKind::OrphanedEntries, false))), e.node_id);
+            let mut event =
+                history::event_model(Action::Released, e, &actor, Some(note(DriftKind::OrphanedEntries, false)));
+            let text = format!(
+                "{} [node id {}]",
+                history::event_text(Action::Released, e, &actor, Some(note(DriftKind::OrphanedEntries, false))),
+                e.node_id
+            );
             event.event = sea_orm::ActiveValue::Set(Some(text));
             event.node_id = sea_orm::ActiveValue::Set(None);
             event

@@ -99,3 +99,39 @@ pub async fn run(ctx: Arc<Context>, checks: &[Check]) -> Report {
     }
     Report { results }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ok(_: &Context) -> CheckFuture<'_> {
+        Box::pin(async { Ok(CheckResult::warning("look into it")) })
+    }
+    fn errs(_: &Context) -> CheckFuture<'_> {
+        Box::pin(async { Err("relation \"node_maintenance\" does not exist".to_owned()) })
+    }
+    fn panics(_: &Context) -> CheckFuture<'_> {
+        Box::pin(async { panic!("index out of bounds") })
+    }
+
+    #[tokio::test]
+    async fn a_failing_or_panicking_check_is_a_failure_and_the_others_still_run() {
+        let db = sea_orm::Database::connect("sqlite::memory:").await.unwrap();
+        let ctx = Arc::new(Context { db, pinned: None });
+        let checks =
+            [Check { name: "panics", run: panics }, Check { name: "errs", run: errs }, Check { name: "fine", run: ok }];
+        let report = run(ctx, &checks).await;
+        let got: Vec<(&str, Code, &str)> =
+            report.results.iter().map(|(n, r)| (n.as_str(), r.code, r.details.as_deref().unwrap_or(""))).collect();
+        assert_eq!(
+            got,
+            vec![
+                ("panics", Code::Failure, "The check crashed: index out of bounds"),
+                ("errs", Code::Failure, "The check could not complete: relation \"node_maintenance\" does not exist"),
+                ("fine", Code::Warning, "look into it"),
+            ]
+        );
+        assert_eq!(report.exit_code(), 2);
+        assert_eq!(Report { results: vec![] }.exit_code(), 0);
+    }
+}

@@ -15,4 +15,4 @@ pub mod checks;
 pub mod framework;
 pub mod render;
 
-pub use framework::{run, Check, CheckResult, Code, Context, Report};
+pub use framework::{Check, CheckResult, Code, Context, Report, run};

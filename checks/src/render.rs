@@ -124,7 +124,10 @@ mod tests {
         Report {
             results: vec![
                 ("Cells v2".into(), CheckResult::success(None)),
-                ("Placement API".into(), CheckResult::failure("There is no placement-api endpoint in the service catalog.")),
+                (
+                    "Placement API".into(),
+                    CheckResult::failure("There is no placement-api endpoint in the service catalog."),
+                ),
                 (
                     "Release pin".into(),
                     CheckResult::warning(

@@ -5,8 +5,8 @@
 //! queries per range, whatever the range holds, and a pure [`classify`].
 
 use crate::backfill::Progress;
-use nodemaint_entity::vocab::{maintenance_reason_column, FAULT, LEGACY};
-use nodemaint_entity::{node_maintenance, nodes, EntryType};
+use nodemaint_entity::vocab::{FAULT, LEGACY, maintenance_reason_column};
+use nodemaint_entity::{EntryType, node_maintenance, nodes};
 use sea_orm::{ColumnTrait, ConnectionTrait, DbErr, EntityTrait, QueryFilter, QueryOrder, QuerySelect, Statement};
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -105,14 +105,16 @@ pub fn classify(nodes: &[nodes::Model], entries: &[node_maintenance::Model], pin
             legacy_takes_column: None,
             release: Vec::new(),
         };
-        let policy_only = |e: &node_maintenance::Model| EntryType::lookup(&e.entry_type).is_some_and(|t| t.policy_only_release);
+        let policy_only =
+            |e: &node_maintenance::Model| EntryType::lookup(&e.entry_type).is_some_and(|t| t.policy_only_release);
         if node.maintenance.unwrap_or(false) {
             if es.is_empty() {
                 drift.kinds.push(DriftKind::MaintainedWithoutEntry);
                 drift.create_legacy_for_empty = true;
             } else {
                 for ty in [LEGACY, FAULT] {
-                    let extra: Vec<&&node_maintenance::Model> = es.iter().filter(|e| e.entry_type == ty).skip(1).collect();
+                    let extra: Vec<&&node_maintenance::Model> =
+                        es.iter().filter(|e| e.entry_type == ty).skip(1).collect();
                     for e in extra {
                         drift.release.push(((*e).clone(), DriftKind::DuplicateSingletons));
                     }
@@ -208,7 +210,11 @@ pub async fn load<C: ConnectionTrait>(
             (nodes::Column::Id.is_in(ids.iter().copied()), node_maintenance::Column::NodeId.is_in(ids.iter().copied()))
         }
     };
-    let entries = node_maintenance::Entity::find().filter(entry_filter).order_by_asc(node_maintenance::Column::Id).all(db).await?;
+    let entries = node_maintenance::Entity::find()
+        .filter(entry_filter)
+        .order_by_asc(node_maintenance::Column::Id)
+        .all(db)
+        .await?;
     let mut found = nodes::Entity::find()
         .filter(node_filter)
         .filter(nodes::Column::Maintenance.eq(true))
@@ -379,7 +385,8 @@ mod tests {
 
     #[test]
     fn a_reason_change_on_a_typed_only_node_creates_the_legacy_entry() {
-        let drift = classify(&[node(5, true, Some("new text"))], &[entry(13, 5, "hardware_failure", Some("disk"))], false);
+        let drift =
+            classify(&[node(5, true, Some("new text"))], &[entry(13, 5, "hardware_failure", Some("disk"))], false);
         assert_eq!(drift[0].legacy_takes_column, Some(LegacyFix::Create));
     }
 }

@@ -67,7 +67,9 @@ pub enum Command {
     Upgrade(UpgradeCommand),
     /// Converge node_maintenance with the legacy columns after the release
     /// pin lifts; idempotent and safe from cron.
-    #[command(after_help = "Example:\n  nodemaint reconcile --dry-run\n  nodemaint reconcile --max-count 10000\n  # cron, every 15 minutes:\n  */15 * * * * nodemaint --config /etc/nodemaint.toml -q reconcile\n\nExit codes: 0 nothing left to do, 1 --max-count reached (or --dry-run found drift) with work remaining, 2 error, 127 bad arguments.")]
+    #[command(
+        after_help = "Example:\n  nodemaint reconcile --dry-run\n  nodemaint reconcile --max-count 10000\n  # cron, every 15 minutes:\n  */15 * * * * nodemaint --config /etc/nodemaint.toml -q reconcile\n\nExit codes: 0 nothing left to do, 1 --max-count reached (or --dry-run found drift) with work remaining, 2 error, 127 bad arguments."
+    )]
     Reconcile {
         /// Report what would be repaired; write nothing.
         #[arg(long)]
@@ -90,7 +92,9 @@ pub enum Command {
 #[derive(Subcommand, Debug)]
 pub enum UpgradeCommand {
     /// Read-only checks before restarting services on the new release.
-    #[command(after_help = "Example:\n  nodemaint --config /etc/nodemaint.toml upgrade check\n  nodemaint upgrade check --json\n\nExit codes: 0 all Success, 1 a Warning, 2 a Failure, 255 the checks could not run.")]
+    #[command(
+        after_help = "Example:\n  nodemaint --config /etc/nodemaint.toml upgrade check\n  nodemaint upgrade check --json\n\nExit codes: 0 all Success, 1 a Warning, 2 a Failure, 255 the checks could not run."
+    )]
     Check {
         /// oslo.upgradecheck's JSON output (same as --format json).
         #[arg(long)]

@@ -6,8 +6,8 @@ use super::args::Format;
 use nodemaint::entity::nodes;
 use nodemaint::fleet::SeedReport;
 use nodemaint::history::HistoryView;
-use nodemaint::reconcile::ReconcileReport;
 use nodemaint::nodes::NodeView;
+use nodemaint::reconcile::ReconcileReport;
 use nodemaint::schema::{MigrationRow, UpgradeReport};
 use nodemaint::{EntryView, Error};
 use serde::Serialize;
@@ -214,7 +214,11 @@ impl Output {
             .collect();
         println!("{}", table(&["Migration", "Total Needed", "Completed"], rows));
         if !report.typed_on_cleared.is_empty() && !report.dry_run {
-            let verb = if report.pinned.is_some() { "released them (the boolean is canonical while pinned)" } else { "kept them and set maintenance back on" };
+            let verb = if report.pinned.is_some() {
+                "released them (the boolean is canonical while pinned)"
+            } else {
+                "kept them and set maintenance back on"
+            };
             eprintln!(
                 "WARNING: typed maintenance entries were found on {} node(s) out of maintenance ({}); {verb}. Something other than nodemaint cleared nodes.maintenance.",
                 report.typed_on_cleared.len(),

@@ -6,6 +6,7 @@ mod common;
 mod backfill;
 mod catalog;
 mod concurrency;
-mod maintenance_cli;
 mod db_cli;
+mod maintenance_cli;
+mod rolling_upgrade;
 mod scenarios;

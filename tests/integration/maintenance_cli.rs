@@ -2,7 +2,7 @@
 //! table and JSON shapes, the caller flags, and one exit code per error class.
 
 use crate::backend_tests;
-use crate::common::{ok, stderr, stdout, TestDb};
+use crate::common::{TestDb, ok, stderr, stdout};
 
 fn json(out: &std::process::Output) -> serde_json::Value {
     serde_json::from_str(&stdout(out)).unwrap_or_else(|e| panic!("{e}: {}", stdout(out)))
@@ -16,20 +16,53 @@ async fn prepared(t: &TestDb) {
 async fn maintenance_commands_list_add_remove_with_spec_shapes(t: TestDb) {
     prepared(&t).await;
     let hw = json(&t.cli(&[
-        "--format", "json", "maintenance", "add", "myNode", "--type", "hardware_failure", "--reason", "Disk 3", "--extra",
-        "{\"ticket\": \"CIDTEAM-3743\"}", "--project", "own1", "--user", "alice",
+        "--format",
+        "json",
+        "maintenance",
+        "add",
+        "myNode",
+        "--type",
+        "hardware_failure",
+        "--reason",
+        "Disk 3",
+        "--extra",
+        "{\"ticket\": \"CIDTEAM-3743\"}",
+        "--project",
+        "own1",
+        "--user",
+        "alice",
     ]));
     assert_eq!(hw["scope"], "owner");
     assert_eq!(hw["extra"]["ticket"], "CIDTEAM-3743");
-    let hold = json(&t.cli(&["--format", "json", "maintenance", "add", "myNode", "--type", "operator_hold", "--reason", "Row C"]));
+    let hold = json(&t.cli(&[
+        "--format",
+        "json",
+        "maintenance",
+        "add",
+        "myNode",
+        "--type",
+        "operator_hold",
+        "--reason",
+        "Row C",
+    ]));
     assert_eq!(hold["scope"], "system");
 
     let table = ok(&t.cli(&["maintenance", "list", "myNode"]));
     let header = table.lines().nth(1).unwrap();
-    assert!(header.starts_with("| UUID ") && header.contains("| Type ") && header.contains("| Reason ") && header.contains("| Scope "), "{table}");
-    assert!(table.contains("| hardware_failure |") && table.contains("| owner  |") && table.contains("| system |"), "{table}");
+    assert!(
+        header.starts_with("| UUID ")
+            && header.contains("| Type ")
+            && header.contains("| Reason ")
+            && header.contains("| Scope "),
+        "{table}"
+    );
+    assert!(
+        table.contains("| hardware_failure |") && table.contains("| owner  |") && table.contains("| system |"),
+        "{table}"
+    );
 
-    let listed = json(&t.cli(&["--format", "json", "maintenance", "list", "myNode", "--project", "les1", "--roles", "reader"]));
+    let listed =
+        json(&t.cli(&["--format", "json", "maintenance", "list", "myNode", "--project", "les1", "--roles", "reader"]));
     let entries = listed["maintenance"].as_array().unwrap();
     assert_eq!(entries.len(), 2);
     assert!(entries.iter().all(|e| e["asserted_by"] == "******"), "a lessee sees both masked: {listed}");
@@ -37,12 +70,16 @@ async fn maintenance_commands_list_add_remove_with_spec_shapes(t: TestDb) {
     let shown = json(&t.cli(&["--format", "json", "node", "show", "myNode"]));
     assert_eq!(shown["maintenance_reason"], "hardware_failure: Disk 3; operator_hold: Row C");
 
-    let released = json(&t.cli(&["--format", "json", "maintenance", "remove", "myNode", hold["uuid"].as_str().unwrap()]));
+    let released =
+        json(&t.cli(&["--format", "json", "maintenance", "remove", "myNode", hold["uuid"].as_str().unwrap()]));
     assert_eq!(released["uuid"], hold["uuid"]);
     let all = json(&t.cli(&["--format", "json", "maintenance", "remove", "myNode", "--all"]));
     assert_eq!(all["released"].as_array().unwrap().len(), 1);
     let shown = json(&t.cli(&["--format", "json", "node", "show", "myNode"]));
-    assert_eq!((shown["maintenance"].clone(), shown["maintenance_reason"].clone()), (false.into(), serde_json::Value::Null));
+    assert_eq!(
+        (shown["maintenance"].clone(), shown["maintenance_reason"].clone()),
+        (false.into(), serde_json::Value::Null)
+    );
 
     let history = json(&t.cli(&["--format", "json", "history", "list", "myNode"]));
     let events = history["history"].as_array().unwrap();
@@ -66,11 +103,26 @@ async fn each_error_class_has_its_exit_code(t: TestDb) {
     let sys = json(&t.cli(&["--format", "json", "maintenance", "add", "myNode", "--type", "hardware_failure"]));
     let cases: Vec<(Vec<&str>, i32, u16, &str)> = vec![
         (vec!["maintenance", "add", "nope", "--type", "operator_hold"], 7, 404, "Node nope could not be found."),
-        (vec!["maintenance", "remove", "myNode", "--all", "--project", "les1", "--roles", "admin"], 8, 403, "not permitted at lessee scope"),
+        (
+            vec!["maintenance", "remove", "myNode", "--all", "--project", "les1", "--roles", "admin"],
+            8,
+            403,
+            "not permitted at lessee scope",
+        ),
         (vec!["maintenance", "add", "myNode", "--type", "hardware_failure"], 9, 409, "is already active"),
         (vec!["maintenance", "add", "myNode", "--type", "lockout"], 10, 400, "Unknown maintenance type 'lockout'"),
-        (vec!["maintenance", "add", "myNode", "--type", "operator_hold", "--extra", "{not json"], 10, 400, "not valid JSON"),
-        (vec!["maintenance", "add", "myNode", "--type", "operator_hold", "--extra", "[1, 2]"], 10, 400, "must be a JSON object"),
+        (
+            vec!["maintenance", "add", "myNode", "--type", "operator_hold", "--extra", "{not json"],
+            10,
+            400,
+            "not valid JSON",
+        ),
+        (
+            vec!["maintenance", "add", "myNode", "--type", "operator_hold", "--extra", "[1, 2]"],
+            10,
+            400,
+            "must be a JSON object",
+        ),
         (vec!["maintenance", "remove", "myNode", "zzz"], 10, 400, "Expected a maintenance entry UUID"),
     ];
     for (args, code, status, needle) in cases {
@@ -85,7 +137,10 @@ async fn each_error_class_has_its_exit_code(t: TestDb) {
         assert_eq!(body["error"]["status"], status, "{args:?}");
         assert!(body["error"]["message"].as_str().unwrap().contains(needle));
     }
-    assert_eq!(json(&t.cli(&["--format", "json", "maintenance", "list", "myNode"]))["maintenance"][0]["uuid"], sys["uuid"]);
+    assert_eq!(
+        json(&t.cli(&["--format", "json", "maintenance", "list", "myNode"]))["maintenance"][0]["uuid"],
+        sys["uuid"]
+    );
     let bad_policy = std::env::temp_dir().join(format!("nodemaint-bad-policy-{}.yaml", uuid::Uuid::new_v4()));
     std::fs::write(&bad_policy, "\"baremetal:node:maintenance:get\": \"role:admin and (\"\n").unwrap();
     let out = t.cli(&["maintenance", "list", "myNode", "--policy-file", bad_policy.to_str().unwrap()]);

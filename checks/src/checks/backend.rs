@@ -28,7 +28,8 @@ pub async fn check(c: &Context) -> Result<CheckResult, String> {
         DbBackend::Postgres => "SHOW server_version",
         _ => "SELECT VERSION()",
     };
-    let row = c.db.query_one_raw(Statement::from_string(backend, sql)).await.map_err(|e| e.to_string())?.ok_or("no row")?;
+    let row =
+        c.db.query_one_raw(Statement::from_string(backend, sql)).await.map_err(|e| e.to_string())?.ok_or("no row")?;
     let version: String = row.try_get_by_index(0).map_err(|e| e.to_string())?;
     let (product, minimum) = requirement(backend, &version);
     let found = major_minor(&version).ok_or_else(|| format!("cannot read the server version `{version}`"))?;

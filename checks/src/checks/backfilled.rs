@@ -2,7 +2,7 @@
 //! `reconcile` repairs, counted, with a few example nodes. Drift is expected
 //! while the release is pinned (a Warning), a Failure once it is not.
 
-use super::{has_maintenance_table, NO_TABLE};
+use super::{NO_TABLE, has_maintenance_table};
 use crate::{CheckResult, Context};
 use nodemaint_migration::backfill::NoProgress;
 use nodemaint_migration::drift::{self, DriftKind};
@@ -14,7 +14,8 @@ pub async fn check(c: &Context) -> Result<CheckResult, String> {
     if !has_maintenance_table(c).await? {
         return Ok(CheckResult::failure(NO_TABLE));
     }
-    let summary = drift::summarize(&c.db, SCAN_BATCH, c.pinned.is_some(), &NoProgress).await.map_err(|e| e.to_string())?;
+    let summary =
+        drift::summarize(&c.db, SCAN_BATCH, c.pinned.is_some(), &NoProgress).await.map_err(|e| e.to_string())?;
     if summary.total() == 0 {
         return Ok(CheckResult::success(None));
     }

@@ -2,7 +2,7 @@
 //! most, `asserted_by_project` never NULL, `extra` a JSON object, `scope`
 //! one of system/owner/lessee.
 
-use super::{count, has_maintenance_table, NO_TABLE};
+use super::{NO_TABLE, count, has_maintenance_table};
 use crate::{CheckResult, Context};
 use nodemaint_entity::node_maintenance;
 use sea_orm::{ColumnTrait, EntityTrait, QueryFilter, QueryOrder, QuerySelect};
@@ -61,7 +61,8 @@ pub async fn check(c: &Context) -> Result<CheckResult, String> {
         problems.push(format!("{duplicates} node(s) hold more than one legacy or fault entry"));
     }
     if null_project > 0 {
-        problems.push(format!("{null_project} entr(ies) have a NULL asserted_by_project (must be '' for system asserts)"));
+        problems
+            .push(format!("{null_project} entr(ies) have a NULL asserted_by_project (must be '' for system asserts)"));
     }
     if bad_extra > 0 {
         problems.push(format!("{bad_extra} entr(ies) have an extra that is not a JSON object"));

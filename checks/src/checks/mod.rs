@@ -23,7 +23,11 @@ pub const ALL: &[Check] = &[
 
 /// Whether `node_maintenance` exists; checks of its rows need it.
 pub(crate) async fn has_maintenance_table(c: &crate::Context) -> Result<bool, String> {
-    Ok(nodemaint_migration::probe::tables(&c.db).await.map_err(|e| e.to_string())?.iter().any(|t| t == "node_maintenance"))
+    Ok(nodemaint_migration::probe::tables(&c.db)
+        .await
+        .map_err(|e| e.to_string())?
+        .iter()
+        .any(|t| t == "node_maintenance"))
 }
 
 pub(crate) const NO_TABLE: &str = "The node_maintenance table does not exist yet: run `nodemaint db upgrade`.";
@@ -32,12 +36,11 @@ pub(crate) const NO_TABLE: &str = "The node_maintenance table does not exist yet
 pub(crate) async fn count(c: &crate::Context, sql: &str) -> Result<i64, String> {
     use sea_orm::ConnectionTrait;
     let backend = c.db.get_database_backend();
-    let row = c
-        .db
-        .query_one_raw(sea_orm::Statement::from_string(backend, sql.to_owned()))
-        .await
-        .map_err(|e| e.to_string())?
-        .ok_or("no row")?;
+    let row =
+        c.db.query_one_raw(sea_orm::Statement::from_string(backend, sql.to_owned()))
+            .await
+            .map_err(|e| e.to_string())?
+            .ok_or("no row")?;
     row.try_get_by_index::<i64>(0)
         .or_else(|_| row.try_get_by_index::<i32>(0).map(i64::from))
         .or_else(|_| row.try_get_by_index::<Option<i64>>(0).map(|v| v.unwrap_or(0)))

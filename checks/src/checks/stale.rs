@@ -1,7 +1,7 @@
 //! The spec's scenario 6: owner- or lessee-scope entries whose project no
 //! longer owns or leases the node. Only a higher scope can release them now.
 
-use super::{count, has_maintenance_table, NO_TABLE};
+use super::{NO_TABLE, count, has_maintenance_table};
 use crate::{CheckResult, Context};
 use sea_orm::{ConnectionTrait, Statement};
 
@@ -21,11 +21,12 @@ pub async fn check(c: &Context) -> Result<CheckResult, String> {
         return Ok(CheckResult::success(None));
     }
     let backend = c.db.get_database_backend();
-    let rows = c
-        .db
-        .query_all_raw(Statement::from_string(
+    let rows =
+        c.db.query_all_raw(Statement::from_string(
             backend,
-            format!("SELECT m.uuid, m.type, m.scope, m.asserted_by_project, n.uuid {STALE} ORDER BY m.id LIMIT {LISTED}"),
+            format!(
+                "SELECT m.uuid, m.type, m.scope, m.asserted_by_project, n.uuid {STALE} ORDER BY m.id LIMIT {LISTED}"
+            ),
         ))
         .await
         .map_err(|e| e.to_string())?;

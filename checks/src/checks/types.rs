@@ -1,6 +1,6 @@
 //! Entries of types this release does not know (written by a newer one?).
 
-use super::{has_maintenance_table, NO_TABLE};
+use super::{NO_TABLE, has_maintenance_table};
 use crate::{CheckResult, Context};
 use nodemaint_entity::EntryType;
 use sea_orm::{ConnectionTrait, Statement};

@@ -1,0 +1,428 @@
+//! The rolling-upgrade story end to end: migrate, act as services of the
+//! pinned release (writing only `nodes.maintenance` and
+//! `nodes.maintenance_reason`), see `upgrade check` report each drift,
+//! `reconcile --dry-run` change nothing, `reconcile` repair it all, and the
+//! table, the boolean, the reason column and history agree row by row.
+
+use crate::backend_tests;
+use crate::common::{Backend, TestDb, count, nodemaint_cmd, ok, rows, stderr, stdout};
+use nodemaint::entity::vocab::maintenance_reason_column;
+use nodemaint::entity::{node_maintenance, nodes};
+use nodemaint::nodes::{NewNode, NodeChange};
+use nodemaint::schema::{self, UpgradeOptions};
+use nodemaint::{Caller, Maintenance, NewEntry, Policy};
+use sea_orm::{ColumnTrait, ConnectionTrait, Database, DatabaseConnection, EntityTrait, QueryFilter, QueryOrder};
+use std::collections::HashMap;
+use std::io::{BufRead, BufReader};
+
+fn json(out: &std::process::Output) -> serde_json::Value {
+    serde_json::from_str(&stdout(out)).unwrap_or_else(|e| panic!("{e}: {}", stdout(out)))
+}
+
+/// Runs SQL on one connection with foreign keys off, to make rows that
+/// only a delete without cascade leaves behind.
+async fn without_foreign_keys(t: &TestDb, sql: &str) {
+    let mut options = sea_orm::ConnectOptions::new(t.url.clone());
+    options.max_connections(1).sqlx_logging(false);
+    let db = Database::connect(options).await.unwrap();
+    let off = match t.backend {
+        Backend::Sqlite => "PRAGMA foreign_keys = OFF",
+        Backend::Postgres => "SET session_replication_role = replica",
+        Backend::Mysql => "SET FOREIGN_KEY_CHECKS = 0",
+    };
+    db.execute_unprepared(off).await.unwrap();
+    db.execute_unprepared(sql).await.unwrap();
+    db.close().await.ok();
+}
+
+/// Every node: boolean = "an entry exists", reason column = synthesised,
+/// at most one legacy and one fault, and history accounting for each entry.
+/// Three queries, compared in memory.
+async fn assert_converged(db: &DatabaseConnection) {
+    let all_nodes = nodes::Entity::find().order_by_asc(nodes::Column::Id).all(db).await.unwrap();
+    let mut entries: HashMap<i32, Vec<node_maintenance::Model>> = HashMap::new();
+    for e in node_maintenance::Entity::find().all(db).await.unwrap() {
+        entries.entry(e.node_id).or_default().push(e);
+    }
+    let mut balance: HashMap<i32, i64> = HashMap::new();
+    let id_text = crate::common::text(db.get_database_backend(), "node_id");
+    for row in rows(db, &format!("SELECT {id_text}, event FROM node_history WHERE node_id IS NOT NULL")).await {
+        let id: i32 = row[0].as_deref().unwrap().parse().unwrap();
+        let event = row[1].as_deref().unwrap_or("");
+        let delta = if event.contains(" asserted (type ") {
+            1
+        } else if event.contains(" released (type ") {
+            -1
+        } else {
+            0
+        };
+        *balance.entry(id).or_default() += delta;
+    }
+    let ids: std::collections::HashSet<i32> = all_nodes.iter().map(|n| n.id).collect();
+    assert!(entries.keys().all(|id| ids.contains(id)), "entries without a node remain");
+    let none = Vec::new();
+    for node in &all_nodes {
+        let es = entries.get(&node.id).unwrap_or(&none);
+        let name = node.name.clone().unwrap_or_default();
+        assert_eq!(node.maintenance.unwrap_or(false), !es.is_empty(), "{name}: boolean");
+        if !es.is_empty() || node.maintenance == Some(true) {
+            assert_eq!(node.maintenance_reason, maintenance_reason_column(es), "{name}: reason column");
+        }
+        for ty in ["legacy", "fault"] {
+            assert!(es.iter().filter(|e| e.entry_type == ty).count() <= 1, "{name}: one {ty} at most");
+        }
+        assert_eq!(
+            balance.get(&node.id).copied().unwrap_or(0),
+            es.len() as i64,
+            "{name}: history accounts for the entries"
+        );
+    }
+}
+
+/// The state an old service leaves behind, one node per drift kind.
+async fn drifted_fleet(t: &TestDb, anomalies: bool) -> (DatabaseConnection, Maintenance) {
+    t.load_ironic_schema().await;
+    let db = t.connect().await;
+    for (name, maintenance, reason) in [
+        ("set-later", false, None),
+        ("cleared-later", true, Some("rack move")),
+        ("reason-changed", true, Some("first reason")),
+        ("typed-cleared", false, None),
+        ("dup-legacy", true, Some("dup")),
+        ("in-sync", true, Some("fine")),
+        ("gone", true, Some("deleted without cascade")),
+    ] {
+        nodemaint::nodes::create(
+            &db,
+            NewNode {
+                name: Some(name.into()),
+                maintenance,
+                maintenance_reason: reason.map(Into::into),
+                ..NewNode::default()
+            },
+        )
+        .await
+        .unwrap();
+    }
+    schema::upgrade(&db, &t.url, UpgradeOptions::default()).await.unwrap();
+    let svc = Maintenance::new(db.clone(), Policy::defaults());
+    svc.add(
+        &Caller::system("op", &["admin"]),
+        "typed-cleared",
+        NewEntry { entry_type: "hardware_failure".into(), reason: Some("Disk 3".into()), extra: None },
+    )
+    .await
+    .unwrap();
+    // Services of the pinned release write only the columns:
+    let old = |change: NodeChange| change;
+    nodemaint::nodes::set(
+        &db,
+        "set-later",
+        old(NodeChange { maintenance: Some(true), reason: Some("HW_ERR: PSU".into()), ..NodeChange::default() }),
+    )
+    .await
+    .unwrap();
+    nodemaint::nodes::set(&db, "cleared-later", old(NodeChange { maintenance: Some(false), ..NodeChange::default() }))
+        .await
+        .unwrap();
+    nodemaint::nodes::set(
+        &db,
+        "reason-changed",
+        old(NodeChange { reason: Some("LK_OP|HW_ERR: second reason".into()), ..NodeChange::default() }),
+    )
+    .await
+    .unwrap();
+    nodemaint::nodes::set(&db, "typed-cleared", old(NodeChange { maintenance: Some(false), ..NodeChange::default() }))
+        .await
+        .unwrap();
+    if anomalies {
+        // A race: a second legacy entry and its event (another scope, so the unique key lets it in).
+        let dup = nodemaint::nodes::find(&db, "dup-legacy").await.unwrap();
+        db.execute_unprepared(&format!(
+            "INSERT INTO node_maintenance (uuid, node_id, type, reason, scope, asserted_by, asserted_by_project, asserted_at) \
+             VALUES ('00000000-0000-4000-8000-00000000d0b1', {id}, 'legacy', 'second', 'owner', 'racer', 'p', '2030-01-01 00:00:00')",
+            id = dup.id
+        ))
+        .await
+        .unwrap();
+        db.execute_unprepared(&format!(
+            "INSERT INTO node_history (uuid, event_type, severity, event, node_id) VALUES ('00000000-0000-4000-8000-00000000e0e1', \
+             'maintenance', 'info', 'maintenance entry 00000000-0000-4000-8000-00000000d0b1 asserted (type legacy, scope owner, reason: second) by racer (project p)', {id})",
+            id = dup.id
+        ))
+        .await
+        .unwrap();
+        // A delete that skipped the cascade.
+        let gone = nodemaint::nodes::find(&db, "gone").await.unwrap();
+        without_foreign_keys(
+            t,
+            &format!("DELETE FROM node_history WHERE node_id = {id}; DELETE FROM nodes WHERE id = {id}", id = gone.id),
+        )
+        .await;
+    }
+    (db, svc)
+}
+
+async fn snapshot(db: &DatabaseConnection) -> (Vec<Vec<Option<String>>>, Vec<Vec<Option<String>>>, i64) {
+    let backend = db.get_database_backend();
+    let entries = rows(db, "SELECT uuid, reason, type, scope FROM node_maintenance ORDER BY id").await;
+    let flag = crate::common::text(backend, "maintenance");
+    let nodes = rows(db, &format!("SELECT name, {flag}, maintenance_reason FROM nodes ORDER BY id")).await;
+    (entries, nodes, count(db, "SELECT COUNT(*) FROM node_history").await)
+}
+
+fn check_result<'a>(report: &'a serde_json::Value, name: &str) -> &'a serde_json::Value {
+    report["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["check"] == name)
+        .unwrap_or_else(|| panic!("{name} in {report}"))
+}
+
+async fn rolling_upgrade_story_end_to_end(t: TestDb) {
+    let (db, _svc) = drifted_fleet(&t, false).await;
+
+    // Pinned: drift is expected, a Warning.
+    let pinned = t.cli(&["upgrade", "check", "--json", "--pin-release-version", "2025.2"]);
+    assert_eq!(pinned.status.code(), Some(1), "{}", stdout(&pinned));
+    let report = json(&pinned);
+    assert_eq!(check_result(&report, "Release pin")["result"], 1);
+    let drift = check_result(&report, "Maintenance entries backfilled");
+    assert_eq!(drift["result"], 1);
+    let details = drift["details"].as_str().unwrap();
+    for needle in [
+        "1 node(s) in maintenance with no entry",
+        "1 node(s) out of maintenance still holding legacy/fault entries",
+        "1 node(s) out of maintenance holding typed entries",
+        "1 node(s) whose maintenance_reason differs from their entries",
+        "pinned to 2025.2",
+    ] {
+        assert!(details.contains(needle), "{needle} not in: {details}");
+    }
+
+    // Unpinned: the same drift is a Failure naming reconcile.
+    let unpinned = t.cli(&["upgrade", "check", "--json"]);
+    assert_eq!(unpinned.status.code(), Some(2));
+    let report = json(&unpinned);
+    let drift = check_result(&report, "Maintenance entries backfilled");
+    assert_eq!(drift["result"], 2);
+    assert!(drift["details"].as_str().unwrap().contains("Run `nodemaint reconcile`"));
+
+    // A dry run reports and changes nothing.
+    let before = snapshot(&db).await;
+    let dry = t.cli(&["reconcile", "--dry-run"]);
+    assert_eq!(dry.status.code(), Some(1), "{}", stderr(&dry));
+    let table = stdout(&dry);
+    assert!(
+        table.starts_with(
+            "+-----------------------------+--------------+-----------+\n\
+         | Migration                   | Total Needed | Completed |\n\
+         +-----------------------------+--------------+-----------+\n\
+         | maintained_without_entry    | 1            | 0         |\n"
+        ),
+        "{table}"
+    );
+    assert!(table.contains("Dry run: nothing was changed"), "{table}");
+    assert_eq!(snapshot(&db).await, before);
+
+    // Reconcile repairs everything, and says so.
+    let run = json(&t.cli(&["--format", "json", "reconcile"]));
+    let summary = run["summary"].as_array().unwrap();
+    for kind in summary {
+        assert_eq!(kind["found"], kind["repaired"], "{kind}");
+        assert_eq!(kind["remaining"], 0, "{kind}");
+    }
+    let found = |name: &str| summary.iter().find(|k| k["drift"] == name).unwrap()["found"].as_u64().unwrap();
+    assert_eq!(found("maintained_without_entry"), 1);
+    assert_eq!(found("cleared_with_legacy_entries"), 1);
+    assert_eq!(found("cleared_with_typed_entries"), 1);
+    assert_eq!(found("reason_changed"), 1);
+    assert_eq!(found("duplicate_legacy_or_fault") + found("entries_without_node"), 0);
+    assert_eq!(run["typed_on_cleared"].as_array().unwrap().len(), 1);
+
+    let report = json(&t.cli(&["upgrade", "check", "--json"]));
+    assert!(report["checks"].as_array().unwrap().iter().all(|c| c["result"] == 0), "{report}");
+    assert_converged(&db).await;
+
+    // Row by row, what each node now holds.
+    let node = |name: &'static str| {
+        let db = db.clone();
+        async move { nodemaint::nodes::find(&db, name).await.unwrap() }
+    };
+    let entries_of = |id: i32| {
+        let db = db.clone();
+        async move {
+            node_maintenance::Entity::find().filter(node_maintenance::Column::NodeId.eq(id)).all(&db).await.unwrap()
+        }
+    };
+    let set_later = node("set-later").await;
+    let e = entries_of(set_later.id).await;
+    assert_eq!((e.len(), e[0].entry_type.as_str(), e[0].reason.as_deref()), (1, "legacy", Some("HW_ERR: PSU")));
+    assert_eq!(e[0].asserted_by, "nodemaint-reconcile");
+    assert!(entries_of(node("cleared-later").await.id).await.is_empty());
+    let changed = node("reason-changed").await;
+    assert_eq!(entries_of(changed.id).await[0].reason.as_deref(), Some("LK_OP|HW_ERR: second reason"));
+    assert_eq!(changed.maintenance_reason.as_deref(), Some("LK_OP|HW_ERR: second reason"));
+    let typed = node("typed-cleared").await;
+    assert_eq!(typed.maintenance, Some(true), "the table is canonical for typed entries");
+    assert_eq!(typed.maintenance_reason.as_deref(), Some("hardware_failure: Disk 3"));
+    let notes = rows(&db, "SELECT event FROM node_history WHERE event LIKE '%[reconciliation%' ORDER BY id").await;
+    assert!(
+        notes.iter().any(|r| r[0].as_deref().unwrap().contains("released (type legacy, scope system, asserted by")),
+        "{notes:?}"
+    );
+
+    // Idempotent: a second run finds nothing.
+    let again = t.cli(&["--format", "json", "reconcile"]);
+    assert_eq!(again.status.code(), Some(0));
+    assert!(json(&again)["summary"].as_array().unwrap().iter().all(|k| k["found"] == 0));
+}
+
+async fn duplicates_and_orphans_fail_the_check_and_are_repaired(t: TestDb) {
+    let (db, _svc) = drifted_fleet(&t, true).await;
+    let pinned = t.cli(&["upgrade", "check", "--json", "--pin-release-version", "2025.2"]);
+    assert_eq!(pinned.status.code(), Some(2), "an invariant broken is a Failure even while pinned");
+    let report = json(&pinned);
+    let invariants = check_result(&report, "Maintenance entry invariants");
+    assert_eq!(invariants["result"], 2);
+    assert!(
+        invariants["details"].as_str().unwrap().contains("1 node(s) hold more than one legacy or fault entry"),
+        "{invariants}"
+    );
+    let details = check_result(&report, "Maintenance entries backfilled")["details"].as_str().unwrap().to_owned();
+    assert!(details.contains("1 node(s) with more than one legacy or fault entry"), "{details}");
+    assert!(details.contains("1 entr(ies) whose node no longer exists"), "{details}");
+
+    let run = json(&t.cli(&["--format", "json", "reconcile"]));
+    let found = |name: &str| {
+        run["summary"].as_array().unwrap().iter().find(|k| k["drift"] == name).unwrap()["repaired"].as_u64().unwrap()
+    };
+    assert_eq!((found("duplicate_legacy_or_fault"), found("entries_without_node")), (1, 1));
+    let dup = nodemaint::nodes::find(&db, "dup-legacy").await.unwrap();
+    let kept =
+        node_maintenance::Entity::find().filter(node_maintenance::Column::NodeId.eq(dup.id)).all(&db).await.unwrap();
+    assert_eq!((kept.len(), kept[0].reason.as_deref()), (1, Some("dup")), "the oldest legacy entry is kept");
+    let notes = rows(&db, "SELECT event FROM node_history WHERE node_id IS NULL").await;
+    assert!(
+        notes
+            .iter()
+            .any(|r| r[0].as_deref().unwrap().contains("no longer exists")
+                && r[0].as_deref().unwrap().contains("[node id")),
+        "{notes:?}"
+    );
+    assert!(
+        json(&t.cli(&["upgrade", "check", "--json"]))["checks"].as_array().unwrap().iter().all(|c| c["result"] == 0)
+    );
+    assert_converged(&db).await;
+}
+
+async fn pinned_reconcile_converges_the_table_to_the_boolean(t: TestDb) {
+    let (db, _svc) = drifted_fleet(&t, false).await;
+    let out = ok(&t.cli(&["reconcile", "--pin-release-version", "2025.2"]));
+    assert!(out.contains("pinned to 2025.2") && out.contains("again once it has"), "{out}");
+    let typed = nodemaint::nodes::find(&db, "typed-cleared").await.unwrap();
+    assert_eq!(typed.maintenance, Some(false), "while pinned the boolean is canonical");
+    assert_eq!(count(&db, &format!("SELECT COUNT(*) FROM node_maintenance WHERE node_id = {}", typed.id)).await, 0);
+    assert_converged(&db).await;
+}
+
+async fn two_concurrent_reconciles_repair_each_drift_once(t: TestDb) {
+    let db = t.connect().await;
+    schema::upgrade(&db, &t.url, UpgradeOptions::default()).await.unwrap();
+    ok(&t.cli(&["fleet", "seed", "--nodes", "3000", "--maintained-fraction", "0.3", "--seed", "5"]));
+    let drifted = count(&db, "SELECT COUNT(*) FROM nodes WHERE maintenance = TRUE").await;
+    let spawn = || {
+        nodemaint_cmd(&t.url, &["--format", "json", "reconcile", "--batch-size", "50"])
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap()
+    };
+    let (a, b) = (spawn(), spawn());
+    let (a, b) = (a.wait_with_output().unwrap(), b.wait_with_output().unwrap());
+    assert_eq!((a.status.code(), b.status.code()), (Some(0), Some(0)), "{} {}", stderr(&a), stderr(&b));
+    let repaired = |o: &std::process::Output| json(o)["summary"][0]["repaired"].as_i64().unwrap();
+    assert_eq!(repaired(&a) + repaired(&b), drifted, "each drift repaired exactly once");
+    assert_eq!(count(&db, "SELECT COUNT(*) FROM node_maintenance").await, drifted);
+    assert_eq!(count(&db, "SELECT COUNT(*) FROM node_history").await, drifted);
+    assert_converged(&db).await;
+}
+
+async fn max_count_stops_with_exit_1_then_finishes_with_0(t: TestDb) {
+    let db = t.connect().await;
+    schema::upgrade(&db, &t.url, UpgradeOptions::default()).await.unwrap();
+    for i in 0..5 {
+        nodemaint::nodes::create(&db, NewNode { name: Some(format!("n{i}")), maintenance: true, ..NewNode::default() })
+            .await
+            .unwrap();
+    }
+    let first = t.cli(&["--format", "json", "reconcile", "--max-count", "2"]);
+    assert_eq!(first.status.code(), Some(1), "{}", stderr(&first));
+    let summary = &json(&first)["summary"][0];
+    assert_eq!(
+        (summary["found"].as_u64(), summary["repaired"].as_u64(), summary["remaining"].as_u64()),
+        (Some(5), Some(2), Some(3))
+    );
+    let second = t.cli(&["reconcile", "--max-count", "10"]);
+    assert_eq!(second.status.code(), Some(0), "{}", stdout(&second));
+    assert_converged(&db).await;
+}
+
+async fn reconcile_killed_mid_run_then_rerun_loses_and_doubles_nothing(t: TestDb) {
+    let db = t.connect().await;
+    schema::upgrade(&db, &t.url, UpgradeOptions::default()).await.unwrap();
+    ok(&t.cli(&["fleet", "seed", "--nodes", "20000", "--maintained-fraction", "0.5", "--seed", "9"]));
+    let drifted = count(&db, "SELECT COUNT(*) FROM nodes WHERE maintenance = TRUE").await;
+    let mut child = nodemaint_cmd(&t.url, &["reconcile", "--batch-size", "10"])
+        .env("RUST_LOG", "nodemaint=debug")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut batches = 0;
+    for line in BufReader::new(child.stderr.take().unwrap()).lines() {
+        if line.unwrap().contains("reconcile batch repaired") {
+            batches += 1;
+            if batches == 20 {
+                child.kill().unwrap();
+                break;
+            }
+        }
+    }
+    assert_eq!(child.wait().unwrap().code(), None, "killed mid-run");
+    let partial = count(&db, "SELECT COUNT(*) FROM node_maintenance").await;
+    assert!(partial > 0 && partial < drifted, "{partial} of {drifted}: committed batches stay");
+    assert_eq!(count(&db, "SELECT COUNT(*) FROM node_history").await, partial, "each kept entry has its event");
+    let rerun = t.cli(&["--format", "json", "reconcile"]);
+    assert_eq!(rerun.status.code(), Some(0), "{}", stderr(&rerun));
+    assert_eq!(json(&rerun)["summary"][0]["repaired"].as_i64().unwrap(), drifted - partial);
+    assert_eq!(count(&db, "SELECT COUNT(*) FROM node_maintenance").await, drifted);
+    assert_converged(&db).await;
+}
+
+backend_tests!(
+    rolling_upgrade_story_end_to_end,
+    duplicates_and_orphans_fail_the_check_and_are_repaired,
+    pinned_reconcile_converges_the_table_to_the_boolean,
+    two_concurrent_reconciles_repair_each_drift_once,
+    max_count_stops_with_exit_1_then_finishes_with_0,
+    reconcile_killed_mid_run_then_rerun_loses_and_doubles_nothing,
+);
+
+#[test]
+fn upgrade_check_on_an_unreachable_database_exits_255_with_one_line() {
+    let out = nodemaint_cmd("postgres://postgres@127.0.0.1:1/ironic", &["upgrade", "check"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(255));
+    let err = stderr(&out);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("cannot connect"), "{err}");
+}
+
+#[test]
+fn reconcile_errors_exit_2_and_bad_arguments_127() {
+    let out = nodemaint_cmd("mysql://root@127.0.0.1:1/ironic", &["reconcile"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    let out = nodemaint_cmd("sqlite::memory:", &["reconcile", "--max-count", "0"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(127));
+}
