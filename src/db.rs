@@ -85,6 +85,12 @@ pub fn backend_of(url: &str) -> DbBackend {
 /// Opens a pool on `url` (already normalized) and checks it answers.
 /// SQLite files are created if missing, in WAL mode with a long busy timeout.
 pub async fn connect(url: &str) -> Result<DatabaseConnection> {
+    connect_with(url, None).await
+}
+
+/// [`connect`] with a pool of at most `max_connections` (an API service
+/// sizes it to its workers); the default is sea-orm's, and 4 on SQLite.
+pub async fn connect_with(url: &str, max_connections: Option<u32>) -> Result<DatabaseConnection> {
     let mut options = ConnectOptions::new(url.to_owned());
     options
         .sqlx_logging(false)
@@ -96,7 +102,9 @@ pub async fn connect(url: &str) -> Result<DatabaseConnection> {
                 .journal_mode(SqliteJournalMode::Wal)
                 .foreign_keys(true)
         });
-    if backend_of(url) == DbBackend::Sqlite {
+    if let Some(max) = max_connections {
+        options.max_connections(max.max(1));
+    } else if backend_of(url) == DbBackend::Sqlite {
         // One writer at a time anyway; a small pool keeps readers concurrent.
         options.max_connections(4);
     }

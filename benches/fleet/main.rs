@@ -1,0 +1,280 @@
+//! `cargo bench --bench fleet -- [--backend sqlite|postgres|mysql|all] [--nodes N] [--quick]`
+//!
+//! Measures, side by side on the same machine, database and data: the
+//! backfill against the hand-written `INSERT … SELECT` (time, and peak RSS of
+//! the process doing it, at N and N/10); reconcile with 1 % drift of each
+//! kind against hand-written repair SQL, and with no drift against one
+//! `count(*) … WHERE maintenance` scan; the whole `upgrade check` against
+//! that scan; and assert + release cycles per second through the library
+//! against the same statements issued directly with sqlx. Prints one table
+//! and writes the same as JSON to `target/bench/fleet.json`.
+
+mod db;
+mod drift;
+mod hand;
+mod ops;
+
+use db::{Backend, Scratch};
+use nodemaint::migration::backfill::NoProgress;
+use nodemaint::migration::{Migrator, MigratorTrait};
+use sea_orm::{ConnectionTrait, DatabaseConnection, Statement};
+use serde::Serialize;
+use std::time::{Duration, Instant};
+
+#[derive(Debug, Serialize)]
+struct Figure {
+    backend: &'static str,
+    figure: String,
+    ours: f64,
+    hand_written: Option<f64>,
+    ratio: Option<f64>,
+    target: Option<String>,
+    met: Option<bool>,
+}
+
+struct Args {
+    backends: Vec<Backend>,
+    nodes: u64,
+    quick: bool,
+}
+
+fn usage() -> ! {
+    eprintln!("usage: cargo bench --bench fleet -- [--backend sqlite|postgres|mysql|all] [--nodes N] [--quick]");
+    std::process::exit(127)
+}
+
+fn parse_args() -> Args {
+    let mut args = Args { backends: Vec::new(), nodes: 1_000_000, quick: false };
+    let mut it = std::env::args().skip(1);
+    while let Some(arg) = it.next() {
+        match arg.as_str() {
+            "--backend" => match it.next().as_deref() {
+                Some("all") => args.backends = vec![Backend::Sqlite, Backend::Postgres, Backend::Mysql],
+                Some(name) => args.backends.push(Backend::parse(name).unwrap_or_else(|| usage())),
+                None => usage(),
+            },
+            "--nodes" => args.nodes = it.next().and_then(|n| n.parse().ok()).filter(|n| *n >= 100).unwrap_or_else(|| usage()),
+            "--quick" => args.quick = true,
+            "--bench" => {}
+            _ => usage(),
+        }
+    }
+    if args.quick {
+        args.nodes = 10_000;
+    }
+    if args.backends.is_empty() {
+        args.backends.push(Backend::Sqlite);
+    }
+    args
+}
+
+/// The process's peak resident set, in KiB (`VmHWM`).
+fn peak_rss_kib() -> u64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| s.lines().find(|l| l.starts_with("VmHWM:")).and_then(|l| l.split_whitespace().nth(1)?.parse().ok()))
+        .unwrap_or(0)
+}
+
+/// Child mode: run the pending backfill migration and report time and peak RSS.
+async fn child_backfill(url: &str) {
+    let db = nodemaint::db::connect(url).await.unwrap();
+    let start = Instant::now();
+    let report = nodemaint::schema::upgrade(&db, url, nodemaint::schema::UpgradeOptions::default()).await.unwrap();
+    let elapsed = start.elapsed().as_secs_f64();
+    assert!(report.backfilled > 0, "nothing was backfilled");
+    println!("{elapsed} {} {}", peak_rss_kib(), report.backfilled);
+}
+
+/// A pre-upgrade fleet: Ironic's schema, nodemaint's table, no entries yet.
+async fn legacy_fleet(backend: Backend, nodes: u64) -> Scratch {
+    let s = Scratch::ironic(backend).await;
+    let db = s.connect().await;
+    Migrator::up(&db, Some(2)).await.unwrap();
+    nodemaint::fleet::seed(&db, nodes, 0.1, 42, &NoProgress).await.unwrap();
+    db.close().await.ok();
+    s
+}
+
+async fn timed<F: std::future::Future>(f: F) -> (f64, F::Output) {
+    let start = Instant::now();
+    let out = f.await;
+    (start.elapsed().as_secs_f64(), out)
+}
+
+/// The floor of any drift check: one full scan reading `nodes.maintenance`.
+async fn scan(db: &DatabaseConnection) -> f64 {
+    let backend = db.get_database_backend();
+    timed(db.query_one_raw(Statement::from_string(backend, "SELECT COUNT(*) FROM nodes WHERE maintenance = TRUE"))).await.0
+}
+
+/// The median of `n` runs of an async measurement.
+async fn median<F, Fut>(n: usize, mut f: F) -> f64
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = f64>,
+{
+    let mut v = Vec::with_capacity(n);
+    for _ in 0..n {
+        v.push(f().await);
+    }
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
+fn lower(backend: Backend, figure: String, ours: f64, hand: f64, target: f64) -> Figure {
+    let ratio = ours / hand;
+    Figure { backend: backend.name(), figure, ours, hand_written: Some(hand), ratio: Some(ratio), target: Some(format!("<= {target}")), met: Some(ratio <= target) }
+}
+
+/// Runs the backfill in a child process (so its peak RSS is the backfill's alone).
+fn backfill_in_child(url: &str) -> (f64, f64) {
+    let out = std::process::Command::new(std::env::current_exe().unwrap()).arg("--child-backfill").arg(url).output().unwrap();
+    assert!(out.status.success(), "child backfill failed: {}", String::from_utf8_lossy(&out.stderr));
+    let text = String::from_utf8_lossy(&out.stdout);
+    let mut parts = text.split_whitespace();
+    let secs: f64 = parts.next().unwrap().parse().unwrap();
+    let rss_kib: f64 = parts.next().unwrap().parse().unwrap();
+    (secs, rss_kib / 1024.0)
+}
+
+async fn run_backend(backend: Backend, n: u64, quick: bool) -> Vec<Figure> {
+    let name = backend.name();
+    let mut figures = Vec::new();
+    eprintln!("[{name}] backfill at {n} and {} nodes", n / 10);
+    let mut measured = Vec::new();
+    let mut big_fleet = None;
+    for size in [n / 10, n] {
+        let ours = legacy_fleet(backend, size).await;
+        let hand_fleet = legacy_fleet(backend, size).await;
+        let (secs, rss) = backfill_in_child(&ours.url);
+        let hand_db = hand_fleet.connect().await;
+        let (hand_secs, ()) = timed(hand::backfill(&hand_db)).await;
+        figures.push(lower(backend, format!("backfill, {size} nodes (s)"), secs, hand_secs, 1.3));
+        measured.push((secs, rss));
+        if size == n {
+            big_fleet = Some((ours, hand_fleet));
+        }
+    }
+    let ((small_secs, small_rss), (big_secs, big_rss)) = (measured[0], measured[1]);
+    figures.push(Figure {
+        backend: name,
+        figure: format!("backfill peak RSS, {n} nodes (MiB)"),
+        ours: big_rss,
+        hand_written: None,
+        ratio: Some(big_rss / small_rss),
+        target: Some(format!("ratio to {} nodes ({small_rss:.1} MiB) <= 1.2, and < 64 MiB", n / 10)),
+        met: Some(big_rss / small_rss <= 1.2 && big_rss < 64.0),
+    });
+    figures.push(Figure {
+        backend: name,
+        figure: format!("backfill time, {n} / {} nodes", n / 10),
+        ours: big_secs,
+        hand_written: None,
+        ratio: Some(big_secs / small_secs),
+        target: Some("<= 11 (linear)".into()),
+        met: Some(big_secs / small_secs <= 11.0),
+    });
+
+    let (ours, hand_fleet) = big_fleet.unwrap();
+    eprintln!("[{name}] reconcile with 1% drift of each kind");
+    let db = ours.connect().await;
+    drift::inject(&db, &ours.url).await;
+    let hand_db = hand_fleet.connect().await;
+    drift::inject(&hand_db, &hand_fleet.url).await;
+    let (secs, report) =
+        timed(nodemaint::reconcile::reconcile(&db, &ours.url, nodemaint::reconcile::ReconcileOptions::default())).await;
+    let report = report.unwrap();
+    assert_eq!(report.remaining(), 0, "reconcile left work: {report:?}");
+    let (hand_secs, ()) = timed(hand::repair(&hand_db)).await;
+    figures.push(lower(backend, format!("reconcile, 1% drift of each kind, {} repairs (s)", report.repaired()), secs, hand_secs, 2.0));
+
+    eprintln!("[{name}] reconcile with no drift, upgrade check, scan");
+    let runs = if quick { 1 } else { 3 };
+    let floor = median(runs, || scan(&db)).await;
+    let nothing = median(runs, || async {
+        timed(nodemaint::reconcile::reconcile(&db, &ours.url, nodemaint::reconcile::ReconcileOptions::default())).await.0
+    })
+    .await;
+    figures.push(lower(backend, "reconcile, no drift (s) vs one count(*) WHERE maintenance scan".into(), nothing, floor, 3.0));
+    let check = median(runs, || async {
+        let ctx = std::sync::Arc::new(nodemaint_checks::Context { db: db.clone(), pinned: None });
+        let (secs, report) = timed(nodemaint_checks::run(ctx, nodemaint_checks::checks::ALL)).await;
+        assert_eq!(report.exit_code(), 0, "{report:?}");
+        secs
+    })
+    .await;
+    figures.push(lower(backend, "upgrade check (s) vs one count(*) WHERE maintenance scan".into(), check, floor, 4.0));
+
+    eprintln!("[{name}] assert + release cycles");
+    for i in 0..32 {
+        let node = nodemaint::nodes::NewNode { name: Some(ops::node_name(i, false)), ..Default::default() };
+        nodemaint::nodes::create(&db, node).await.unwrap();
+    }
+    nodemaint::nodes::create(&db, nodemaint::nodes::NewNode { name: Some(ops::HOT.into()), ..Default::default() }).await.unwrap();
+    let run_for = Duration::from_secs(if quick { 1 } else { 5 });
+    for hot in [false, true] {
+        for workers in [1, 8, 32] {
+            let library = ops::library(&ours.url, workers, hot, run_for).await;
+            let direct = ops::direct(&ours.url, workers, hot, run_for).await;
+            let ratio = library / direct;
+            let on = if hot { "one hot node" } else { "distinct nodes" };
+            let gated = backend == Backend::Postgres && workers == 8 && !hot;
+            figures.push(Figure {
+                backend: name,
+                figure: format!("assert+release cycles/s, {workers} worker(s), {on}"),
+                ours: library,
+                hand_written: Some(direct),
+                ratio: Some(ratio),
+                target: gated.then(|| ">= 0.8".to_owned()),
+                met: gated.then_some(ratio >= 0.8),
+            });
+        }
+    }
+    figures
+}
+
+fn render(figures: &[Figure]) -> String {
+    let mut b = tabled::builder::Builder::default();
+    b.push_record(["backend", "figure", "ours", "hand-written", "ratio", "target", "met"].map(String::from));
+    for f in figures {
+        b.push_record([
+            f.backend.to_owned(),
+            f.figure.clone(),
+            format!("{:.3}", f.ours),
+            f.hand_written.map(|h| format!("{h:.3}")).unwrap_or_default(),
+            f.ratio.map(|r| format!("{r:.2}")).unwrap_or_default(),
+            f.target.clone().unwrap_or_default(),
+            f.met.map(|m| if m { "yes" } else { "NO" }.to_owned()).unwrap_or_default(),
+        ]);
+    }
+    b.build().with(tabled::settings::Style::markdown()).to_string()
+}
+
+#[tokio::main(flavor = "multi_thread")]
+async fn main() {
+    let mut raw = std::env::args().skip(1);
+    if raw.next().as_deref() == Some("--child-backfill") {
+        return child_backfill(&raw.next().unwrap_or_else(|| usage())).await;
+    }
+    let args = parse_args();
+    let mut figures = Vec::new();
+    for backend in &args.backends {
+        figures.extend(run_backend(*backend, args.nodes, args.quick).await);
+    }
+    let table = render(&figures);
+    println!("{table}");
+    let dir = std::env::var("CARGO_TARGET_DIR")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|_| std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target"))
+        .join("bench");
+    std::fs::create_dir_all(&dir).unwrap();
+    let machine = serde_json::json!({
+        "nodes": args.nodes,
+        "quick": args.quick,
+        "cpus": std::thread::available_parallelism().map(|n| n.get()).unwrap_or(0),
+    });
+    let json = serde_json::json!({ "run": machine, "figures": figures });
+    std::fs::write(dir.join("fleet.json"), serde_json::to_string_pretty(&json).unwrap()).unwrap();
+    eprintln!("wrote {}", dir.join("fleet.json").display());
+}

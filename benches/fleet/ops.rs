@@ -1,0 +1,150 @@
+//! Assert + release cycles per second: through the library, and the same
+//! statements in the same transactions issued directly with sqlx (no ORM).
+
+use chrono::Timelike;
+use nodemaint::{Caller, Maintenance, NewEntry, Policy};
+use sea_orm::sqlx;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+pub const HOT: &str = "bench-hot";
+
+/// Worker `i`'s node: its own, or the shared hot one.
+pub fn node_name(i: usize, hot: bool) -> String {
+    if hot { HOT.to_owned() } else { format!("bench-{i}") }
+}
+
+/// Worker `i`'s caller: a project admin with system authority
+/// (`enforce_scope = false`), so workers never collide on the unique key.
+fn caller(i: usize) -> Caller {
+    Caller::project(format!("w{i}"), format!("p{i}"), &["admin"])
+}
+
+/// Cycles per second through `nodemaint::Maintenance`.
+pub async fn library(url: &str, workers: usize, hot: bool, run_for: Duration) -> f64 {
+    let db = nodemaint::db::connect_with(url, Some(workers as u32 + 1)).await.unwrap();
+    let mut policy = Policy::defaults();
+    policy.enforce_scope = false;
+    let svc = Maintenance::new(db, policy);
+    let done = Arc::new(AtomicU64::new(0));
+    let start = Instant::now();
+    let tasks: Vec<_> = (0..workers)
+        .map(|i| {
+            let (svc, done) = (svc.clone(), done.clone());
+            tokio::spawn(async move {
+                let (who, node) = (caller(i), node_name(i, hot));
+                while start.elapsed() < run_for {
+                    let request = NewEntry { entry_type: "operator_hold".into(), reason: Some("bench".into()), extra: None };
+                    let entry = svc.add(&who, &node, request).await.unwrap();
+                    svc.release(&who, &node, &entry.uuid).await.unwrap();
+                    done.fetch_add(1, Ordering::Relaxed);
+                }
+            })
+        })
+        .collect();
+    for t in tasks {
+        t.await.unwrap();
+    }
+    done.load(Ordering::Relaxed) as f64 / start.elapsed().as_secs_f64()
+}
+
+fn now() -> chrono::NaiveDateTime {
+    let t = chrono::Utc::now().naive_utc();
+    t.with_nanosecond(0).unwrap_or(t)
+}
+
+/// The library's statements, per backend: the placeholder style and the node lock differ.
+macro_rules! direct_backend {
+    ($name:ident, $db:ty, $lock:expr, $fetch:expr, $q:expr) => {
+        pub async fn $name(pool: sqlx::Pool<$db>, workers: usize, hot: bool, run_for: Duration) -> f64 {
+            let q = $q;
+            let done = Arc::new(AtomicU64::new(0));
+            let start = Instant::now();
+            let tasks: Vec<_> = (0..workers)
+                .map(|i| {
+                    let (pool, done) = (pool.clone(), done.clone());
+                    tokio::spawn(async move {
+                        let node: String = node_name(i, hot);
+                        let (user, project) = (format!("w{i}"), format!("p{i}"));
+                        while start.elapsed() < run_for {
+                            for releasing in [false, true] {
+                                let mut tx = pool.begin().await.unwrap();
+                                let lock: &[&str] = &$lock;
+                                for sql in lock {
+                                    sqlx::query(sqlx::AssertSqlSafe(q(sql))).bind(&node).execute(&mut *tx).await.unwrap();
+                                }
+                                let (id,): (i32,) = sqlx::query_as(sqlx::AssertSqlSafe(q($fetch))).bind(&node).fetch_one(&mut *tx).await.unwrap();
+                                let entries: Vec<(i32, String)> = sqlx::query_as(sqlx::AssertSqlSafe(q("SELECT id, asserted_by_project FROM node_maintenance WHERE node_id = ? ORDER BY asserted_at, id")))
+                                    .bind(id).fetch_all(&mut *tx).await.unwrap();
+                                let ts = now();
+                                if releasing {
+                                    let eid = entries.iter().find(|(_, p)| *p == project).map(|(e, _)| *e).unwrap();
+                                    sqlx::query(sqlx::AssertSqlSafe(q("DELETE FROM node_maintenance WHERE id = ?"))).bind(eid).execute(&mut *tx).await.unwrap();
+                                } else {
+                                    sqlx::query(sqlx::AssertSqlSafe(q("INSERT INTO node_maintenance (uuid, node_id, type, reason, scope, asserted_by, asserted_by_project, asserted_at, version, created_at) VALUES (?, ?, 'operator_hold', 'bench', 'system', ?, ?, ?, '1.0', ?)")))
+                                        .bind(uuid::Uuid::new_v4().to_string()).bind(id).bind(&user).bind(&project).bind(ts).bind(ts)
+                                        .execute(&mut *tx).await.unwrap();
+                                }
+                                sqlx::query(sqlx::AssertSqlSafe(q("INSERT INTO node_history (uuid, event_type, severity, event, user_col, project, node_id, version, created_at) VALUES (?, 'maintenance', 'info', ?, ?, ?, ?, '1.0', ?)")))
+                                    .bind(uuid::Uuid::new_v4().to_string()).bind(format!("maintenance entry by {user}")).bind(&user).bind(&project).bind(id).bind(ts)
+                                    .execute(&mut *tx).await.unwrap();
+                                let after: Vec<(String, Option<String>)> = sqlx::query_as(sqlx::AssertSqlSafe(q("SELECT type, reason FROM node_maintenance WHERE node_id = ? ORDER BY asserted_at, id")))
+                                    .bind(id).fetch_all(&mut *tx).await.unwrap();
+                                let reason = after.iter().map(|(t, r)| format!("{t}: {}", r.clone().unwrap_or_default())).collect::<Vec<_>>().join("; ");
+                                sqlx::query(sqlx::AssertSqlSafe(q("UPDATE nodes SET maintenance = ?, maintenance_reason = ?, updated_at = ? WHERE id = ?")))
+                                    .bind(!after.is_empty()).bind(if after.is_empty() { None } else { Some(reason) }).bind(ts).bind(id)
+                                    .execute(&mut *tx).await.unwrap();
+                                tx.commit().await.unwrap();
+                            }
+                            done.fetch_add(1, Ordering::Relaxed);
+                        }
+                    })
+                })
+                .collect();
+            for t in tasks {
+                t.await.unwrap();
+            }
+            done.load(Ordering::Relaxed) as f64 / start.elapsed().as_secs_f64()
+        }
+    };
+}
+
+fn numbered(sql: &str) -> String {
+    let mut out = String::new();
+    let mut n = 0;
+    for c in sql.replace("user_col", "\"user\"").chars() {
+        if c == '?' {
+            n += 1;
+            out.push_str(&format!("${n}"));
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+direct_backend!(direct_postgres, sqlx::Postgres, [], "SELECT id FROM nodes WHERE name = ? FOR UPDATE", numbered);
+direct_backend!(direct_mysql, sqlx::MySql, [], "SELECT id FROM nodes WHERE name = ? FOR UPDATE", |s: &str| s.replace("user_col", "`user`"));
+direct_backend!(direct_sqlite, sqlx::Sqlite, ["UPDATE nodes SET id = id WHERE name = ?"], "SELECT id FROM nodes WHERE name = ?", |s: &str| s.replace("user_col", "\"user\""));
+
+/// Cycles per second issuing the statements directly with sqlx.
+pub async fn direct(url: &str, workers: usize, hot: bool, run_for: Duration) -> f64 {
+    let max = workers as u32 + 1;
+    if url.starts_with("postgres") {
+        let pool = sqlx::postgres::PgPoolOptions::new().max_connections(max).connect(url).await.unwrap();
+        direct_postgres(pool, workers, hot, run_for).await
+    } else if url.starts_with("mysql") {
+        let pool = sqlx::mysql::MySqlPoolOptions::new().max_connections(max).connect(url).await.unwrap();
+        direct_mysql(pool, workers, hot, run_for).await
+    } else {
+        use std::str::FromStr;
+        let options = sqlx::sqlite::SqliteConnectOptions::from_str(url)
+            .unwrap()
+            .busy_timeout(nodemaint::db::SQLITE_BUSY_TIMEOUT)
+            .journal_mode(sqlx::sqlite::SqliteJournalMode::Wal)
+            .foreign_keys(true);
+        let pool = sqlx::sqlite::SqlitePoolOptions::new().max_connections(max).connect_with(options).await.unwrap();
+        direct_sqlite(pool, workers, hot, run_for).await
+    }
+}
