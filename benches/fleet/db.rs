@@ -30,7 +30,12 @@ impl Backend {
             Backend::Postgres => ("NODEMAINT_TEST_POSTGRES_URL", "postgres://postgres@127.0.0.1:5432"),
             _ => ("NODEMAINT_TEST_MYSQL_URL", "mysql://root@127.0.0.1:3306"),
         };
-        std::env::var(var).ok().filter(|v| !v.is_empty()).unwrap_or_else(|| default.to_owned()).trim_end_matches('/').to_owned()
+        std::env::var(var)
+            .ok()
+            .filter(|v| !v.is_empty())
+            .unwrap_or_else(|| default.to_owned())
+            .trim_end_matches('/')
+            .to_owned()
     }
 }
 

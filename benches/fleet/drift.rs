@@ -11,17 +11,23 @@ pub async fn inject(db: &DatabaseConnection, url: &str) {
     let uuid = uuid_v4_expr(backend);
     let run = |sql: String| async move { db.execute_unprepared(&sql).await.unwrap_or_else(|e| panic!("{sql}: {e}")) };
     // A tenth of the maintained nodes (10 % of the fleet) is 1 % of the fleet.
-    run("UPDATE nodes SET maintenance = FALSE, maintenance_reason = NULL WHERE maintenance = TRUE AND id % 10 = 2".into()).await;
-    run("UPDATE nodes SET maintenance_reason = 'changed by an old service' WHERE maintenance = TRUE AND id % 10 = 3".into()).await;
+    run("UPDATE nodes SET maintenance = FALSE, maintenance_reason = NULL WHERE maintenance = TRUE AND id % 10 = 2"
+        .into())
+    .await;
+    run("UPDATE nodes SET maintenance_reason = 'changed by an old service' WHERE maintenance = TRUE AND id % 10 = 3"
+        .into())
+    .await;
     run(format!(
         "INSERT INTO node_maintenance (uuid, node_id, {ty}, reason, scope, asserted_by, asserted_by_project, asserted_at) \
          SELECT {uuid}, id, 'operator_hold', 'typed hold', 'system', 'op', '', '2026-11-30 00:00:00' FROM nodes WHERE maintenance = TRUE AND id % 10 = 4"
     ))
     .await;
-    run("UPDATE nodes SET maintenance = FALSE, maintenance_reason = NULL WHERE maintenance = TRUE AND id % 10 = 4".into()).await;
+    run("UPDATE nodes SET maintenance = FALSE, maintenance_reason = NULL WHERE maintenance = TRUE AND id % 10 = 4"
+        .into())
+    .await;
     run(format!(
         "INSERT INTO node_maintenance (uuid, node_id, {ty}, reason, scope, asserted_by, asserted_by_project, asserted_at) \
-         SELECT {uuid}, id, 'legacy', 'duplicate', 'owner', 'racer', 'dup', '2026-11-30 00:00:00' FROM nodes WHERE maintenance = TRUE AND id % 10 = 5"
+         SELECT {uuid}, id, 'legacy', 'duplicate', 'owner', 'racer', 'dup', '2030-01-01 00:00:00' FROM nodes WHERE maintenance = TRUE AND id % 10 = 5"
     ))
     .await;
     run("UPDATE nodes SET maintenance = TRUE, maintenance_reason = 'HW_ERR: set by an old service' WHERE (maintenance = FALSE OR maintenance IS NULL) AND id % 100 = 1".into()).await;
@@ -35,7 +41,11 @@ pub async fn inject(db: &DatabaseConnection, url: &str) {
         _ => "SET FOREIGN_KEY_CHECKS = 0",
     };
     raw.execute_unprepared(off).await.unwrap();
-    raw.execute_unprepared("DELETE FROM node_history WHERE node_id IN (SELECT id FROM nodes WHERE maintenance = TRUE AND id % 10 = 6)").await.unwrap();
+    raw.execute_unprepared(
+        "DELETE FROM node_history WHERE node_id IN (SELECT id FROM nodes WHERE maintenance = TRUE AND id % 10 = 6)",
+    )
+    .await
+    .unwrap();
     raw.execute_unprepared("DELETE FROM nodes WHERE maintenance = TRUE AND id % 10 = 6").await.unwrap();
     raw.close().await.ok();
 }

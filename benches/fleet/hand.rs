@@ -11,16 +11,31 @@ fn now_literal() -> &'static str {
 
 /// History rows for the entries `filter` selects (alias `m`), in one `INSERT … SELECT`.
 fn history_for(backend: DbBackend, verb: &str, filter: &str) -> String {
+    history_on(backend, verb, filter, "m.node_id")
+}
+
+/// As [`history_for`], with `node` as the event's node (NULL for entries whose node is gone).
+fn history_on(backend: DbBackend, verb: &str, filter: &str, node: &str) -> String {
     let uuid = uuid_v4_expr(backend);
     let user = quote(backend, "user");
     let ty = quote(backend, "type");
     let event = concat(
         backend,
-        &["'maintenance entry '", "m.uuid", &format!("' {verb} (type '"), &format!("m.{ty}"), "', scope '", "m.scope", "', reason: '", "COALESCE(SUBSTR(m.reason, 1, 4096), 'None')", "') by hand'"],
+        &[
+            "'maintenance entry '",
+            "m.uuid",
+            &format!("' {verb} (type '"),
+            &format!("m.{ty}"),
+            "', scope '",
+            "m.scope",
+            "', reason: '",
+            "COALESCE(SUBSTR(m.reason, 1, 4096), 'None')",
+            "') by hand'",
+        ],
     );
     format!(
         "INSERT INTO node_history (uuid, event_type, severity, event, {user}, node_id, version, created_at) \
-         SELECT {uuid}, 'maintenance', 'info', {event}, 'hand', m.node_id, '1.0', {now} FROM node_maintenance m WHERE {filter}",
+         SELECT {uuid}, 'maintenance', 'info', {event}, 'hand', {node}, '1.0', {now} FROM node_maintenance m WHERE {filter}",
         now = now_literal()
     )
 }
@@ -58,21 +73,25 @@ pub async fn repair(db: &DatabaseConnection) {
     let cleared = format!(
         "m.{ty} IN ('legacy', 'fault') AND EXISTS (SELECT 1 FROM nodes n WHERE n.id = m.node_id AND (n.maintenance = FALSE OR n.maintenance IS NULL))"
     );
-    for filter in [&orphan, &dup, &cleared] {
-        txn.execute_unprepared(&history_for(backend, "released", filter)).await.unwrap();
+    for (filter, node) in [(&orphan, "NULL"), (&dup, "m.node_id"), (&cleared, "m.node_id")] {
+        txn.execute_unprepared(&history_on(backend, "released", filter, node)).await.unwrap();
         let delete = match backend {
             // MySQL cannot read the table it deletes from in a subquery: go through a derived table.
             DbBackend::MySql => format!(
                 "DELETE FROM node_maintenance WHERE id IN (SELECT id FROM (SELECT m.id FROM node_maintenance m WHERE {filter}) d)"
             ),
-            _ => format!("DELETE FROM node_maintenance WHERE id IN (SELECT m.id FROM node_maintenance m WHERE {filter})"),
+            _ => {
+                format!("DELETE FROM node_maintenance WHERE id IN (SELECT m.id FROM node_maintenance m WHERE {filter})")
+            }
         };
         txn.execute_unprepared(&delete).await.unwrap();
     }
     // Typed entries on a cleared node: the boolean back, the reason synthesised.
     let agg = match backend {
         DbBackend::Postgres => format!("string_agg(m.{ty} || ': ' || m.reason, '; ' ORDER BY m.asserted_at, m.id)"),
-        DbBackend::MySql => format!("GROUP_CONCAT(CONCAT(m.{ty}, ': ', m.reason) ORDER BY m.asserted_at, m.id SEPARATOR '; ')"),
+        DbBackend::MySql => {
+            format!("GROUP_CONCAT(CONCAT(m.{ty}, ': ', m.reason) ORDER BY m.asserted_at, m.id SEPARATOR '; ')")
+        }
         _ => format!("group_concat(m.{ty} || ': ' || m.reason, '; ')"),
     };
     let typed = match backend {

@@ -53,7 +53,9 @@ fn parse_args() -> Args {
                 Some(name) => args.backends.push(Backend::parse(name).unwrap_or_else(|| usage())),
                 None => usage(),
             },
-            "--nodes" => args.nodes = it.next().and_then(|n| n.parse().ok()).filter(|n| *n >= 100).unwrap_or_else(|| usage()),
+            "--nodes" => {
+                args.nodes = it.next().and_then(|n| n.parse().ok()).filter(|n| *n >= 100).unwrap_or_else(|| usage())
+            }
             "--quick" => args.quick = true,
             "--bench" => {}
             _ => usage(),
@@ -72,7 +74,9 @@ fn parse_args() -> Args {
 fn peak_rss_kib() -> u64 {
     std::fs::read_to_string("/proc/self/status")
         .ok()
-        .and_then(|s| s.lines().find(|l| l.starts_with("VmHWM:")).and_then(|l| l.split_whitespace().nth(1)?.parse().ok()))
+        .and_then(|s| {
+            s.lines().find(|l| l.starts_with("VmHWM:")).and_then(|l| l.split_whitespace().nth(1)?.parse().ok())
+        })
         .unwrap_or(0)
 }
 
@@ -105,7 +109,9 @@ async fn timed<F: std::future::Future>(f: F) -> (f64, F::Output) {
 /// The floor of any drift check: one full scan reading `nodes.maintenance`.
 async fn scan(db: &DatabaseConnection) -> f64 {
     let backend = db.get_database_backend();
-    timed(db.query_one_raw(Statement::from_string(backend, "SELECT COUNT(*) FROM nodes WHERE maintenance = TRUE"))).await.0
+    timed(db.query_one_raw(Statement::from_string(backend, "SELECT COUNT(*) FROM nodes WHERE maintenance = TRUE")))
+        .await
+        .0
 }
 
 /// The median of `n` runs of an async measurement.
@@ -124,12 +130,21 @@ where
 
 fn lower(backend: Backend, figure: String, ours: f64, hand: f64, target: f64) -> Figure {
     let ratio = ours / hand;
-    Figure { backend: backend.name(), figure, ours, hand_written: Some(hand), ratio: Some(ratio), target: Some(format!("<= {target}")), met: Some(ratio <= target) }
+    Figure {
+        backend: backend.name(),
+        figure,
+        ours,
+        hand_written: Some(hand),
+        ratio: Some(ratio),
+        target: Some(format!("<= {target}")),
+        met: Some(ratio <= target),
+    }
 }
 
 /// Runs the backfill in a child process (so its peak RSS is the backfill's alone).
 fn backfill_in_child(url: &str) -> (f64, f64) {
-    let out = std::process::Command::new(std::env::current_exe().unwrap()).arg("--child-backfill").arg(url).output().unwrap();
+    let out =
+        std::process::Command::new(std::env::current_exe().unwrap()).arg("--child-backfill").arg(url).output().unwrap();
     assert!(out.status.success(), "child backfill failed: {}", String::from_utf8_lossy(&out.stderr));
     let text = String::from_utf8_lossy(&out.stdout);
     let mut parts = text.split_whitespace();
@@ -187,16 +202,30 @@ async fn run_backend(backend: Backend, n: u64, quick: bool) -> Vec<Figure> {
     let report = report.unwrap();
     assert_eq!(report.remaining(), 0, "reconcile left work: {report:?}");
     let (hand_secs, ()) = timed(hand::repair(&hand_db)).await;
-    figures.push(lower(backend, format!("reconcile, 1% drift of each kind, {} repairs (s)", report.repaired()), secs, hand_secs, 2.0));
+    figures.push(lower(
+        backend,
+        format!("reconcile, 1% drift of each kind, {} repairs (s)", report.repaired()),
+        secs,
+        hand_secs,
+        2.0,
+    ));
 
     eprintln!("[{name}] reconcile with no drift, upgrade check, scan");
     let runs = if quick { 1 } else { 3 };
     let floor = median(runs, || scan(&db)).await;
     let nothing = median(runs, || async {
-        timed(nodemaint::reconcile::reconcile(&db, &ours.url, nodemaint::reconcile::ReconcileOptions::default())).await.0
+        timed(nodemaint::reconcile::reconcile(&db, &ours.url, nodemaint::reconcile::ReconcileOptions::default()))
+            .await
+            .0
     })
     .await;
-    figures.push(lower(backend, "reconcile, no drift (s) vs one count(*) WHERE maintenance scan".into(), nothing, floor, 3.0));
+    figures.push(lower(
+        backend,
+        "reconcile, no drift (s) vs one count(*) WHERE maintenance scan".into(),
+        nothing,
+        floor,
+        3.0,
+    ));
     let check = median(runs, || async {
         let ctx = std::sync::Arc::new(nodemaint_checks::Context { db: db.clone(), pinned: None });
         let (secs, report) = timed(nodemaint_checks::run(ctx, nodemaint_checks::checks::ALL)).await;
@@ -211,7 +240,9 @@ async fn run_backend(backend: Backend, n: u64, quick: bool) -> Vec<Figure> {
         let node = nodemaint::nodes::NewNode { name: Some(ops::node_name(i, false)), ..Default::default() };
         nodemaint::nodes::create(&db, node).await.unwrap();
     }
-    nodemaint::nodes::create(&db, nodemaint::nodes::NewNode { name: Some(ops::HOT.into()), ..Default::default() }).await.unwrap();
+    nodemaint::nodes::create(&db, nodemaint::nodes::NewNode { name: Some(ops::HOT.into()), ..Default::default() })
+        .await
+        .unwrap();
     let run_for = Duration::from_secs(if quick { 1 } else { 5 });
     for hot in [false, true] {
         for workers in [1, 8, 32] {

@@ -24,7 +24,10 @@ fn caller(i: usize) -> Caller {
 /// Cycles per second through `nodemaint::Maintenance`.
 pub async fn library(url: &str, workers: usize, hot: bool, run_for: Duration) -> f64 {
     let db = nodemaint::db::connect_with(url, Some(workers as u32 + 1)).await.unwrap();
-    let mut policy = Policy::defaults();
+    // As a deployment with enforce_scope = false and legacy admin rules.
+    let mut policy = Policy::defaults()
+        .with_overrides("\"baremetal:node:maintenance:add\": \"role:admin\"\n\"baremetal:node:maintenance:remove\": \"role:admin\"\n")
+        .unwrap();
     policy.enforce_scope = false;
     let svc = Maintenance::new(db, policy);
     let done = Arc::new(AtomicU64::new(0));
@@ -35,7 +38,8 @@ pub async fn library(url: &str, workers: usize, hot: bool, run_for: Duration) ->
             tokio::spawn(async move {
                 let (who, node) = (caller(i), node_name(i, hot));
                 while start.elapsed() < run_for {
-                    let request = NewEntry { entry_type: "operator_hold".into(), reason: Some("bench".into()), extra: None };
+                    let request =
+                        NewEntry { entry_type: "operator_hold".into(), reason: Some("bench".into()), extra: None };
                     let entry = svc.add(&who, &node, request).await.unwrap();
                     svc.release(&who, &node, &entry.uuid).await.unwrap();
                     done.fetch_add(1, Ordering::Relaxed);
@@ -69,33 +73,45 @@ macro_rules! direct_backend {
                         let (user, project) = (format!("w{i}"), format!("p{i}"));
                         while start.elapsed() < run_for {
                             for releasing in [false, true] {
-                                let mut tx = pool.begin().await.unwrap();
+                                // As the library does: a transaction that loses a deadlock is retried whole.
+                                loop {
+                                    let attempt: Result<(), sqlx::Error> = async {
+                                        let mut tx = pool.begin().await?;
                                 let lock: &[&str] = &$lock;
                                 for sql in lock {
-                                    sqlx::query(sqlx::AssertSqlSafe(q(sql))).bind(&node).execute(&mut *tx).await.unwrap();
+                                    sqlx::query(sqlx::AssertSqlSafe(q(sql))).bind(&node).execute(&mut *tx).await?;
                                 }
-                                let (id,): (i32,) = sqlx::query_as(sqlx::AssertSqlSafe(q($fetch))).bind(&node).fetch_one(&mut *tx).await.unwrap();
+                                let (id,): (i32,) = sqlx::query_as(sqlx::AssertSqlSafe(q($fetch))).bind(&node).fetch_one(&mut *tx).await?;
                                 let entries: Vec<(i32, String)> = sqlx::query_as(sqlx::AssertSqlSafe(q("SELECT id, asserted_by_project FROM node_maintenance WHERE node_id = ? ORDER BY asserted_at, id")))
-                                    .bind(id).fetch_all(&mut *tx).await.unwrap();
+                                    .bind(id).fetch_all(&mut *tx).await?;
                                 let ts = now();
                                 if releasing {
-                                    let eid = entries.iter().find(|(_, p)| *p == project).map(|(e, _)| *e).unwrap();
-                                    sqlx::query(sqlx::AssertSqlSafe(q("DELETE FROM node_maintenance WHERE id = ?"))).bind(eid).execute(&mut *tx).await.unwrap();
+                                    let eid = entries.iter().find(|(_, p)| *p == project).map(|(e, _)| *e).ok_or(sqlx::Error::RowNotFound)?;
+                                    sqlx::query(sqlx::AssertSqlSafe(q("DELETE FROM node_maintenance WHERE id = ?"))).bind(eid).execute(&mut *tx).await?;
                                 } else {
                                     sqlx::query(sqlx::AssertSqlSafe(q("INSERT INTO node_maintenance (uuid, node_id, type, reason, scope, asserted_by, asserted_by_project, asserted_at, version, created_at) VALUES (?, ?, 'operator_hold', 'bench', 'system', ?, ?, ?, '1.0', ?)")))
                                         .bind(uuid::Uuid::new_v4().to_string()).bind(id).bind(&user).bind(&project).bind(ts).bind(ts)
-                                        .execute(&mut *tx).await.unwrap();
+                                        .execute(&mut *tx).await?;
                                 }
                                 sqlx::query(sqlx::AssertSqlSafe(q("INSERT INTO node_history (uuid, event_type, severity, event, user_col, project, node_id, version, created_at) VALUES (?, 'maintenance', 'info', ?, ?, ?, ?, '1.0', ?)")))
                                     .bind(uuid::Uuid::new_v4().to_string()).bind(format!("maintenance entry by {user}")).bind(&user).bind(&project).bind(id).bind(ts)
-                                    .execute(&mut *tx).await.unwrap();
+                                    .execute(&mut *tx).await?;
                                 let after: Vec<(String, Option<String>)> = sqlx::query_as(sqlx::AssertSqlSafe(q("SELECT type, reason FROM node_maintenance WHERE node_id = ? ORDER BY asserted_at, id")))
-                                    .bind(id).fetch_all(&mut *tx).await.unwrap();
+                                    .bind(id).fetch_all(&mut *tx).await?;
                                 let reason = after.iter().map(|(t, r)| format!("{t}: {}", r.clone().unwrap_or_default())).collect::<Vec<_>>().join("; ");
                                 sqlx::query(sqlx::AssertSqlSafe(q("UPDATE nodes SET maintenance = ?, maintenance_reason = ?, updated_at = ? WHERE id = ?")))
                                     .bind(!after.is_empty()).bind(if after.is_empty() { None } else { Some(reason) }).bind(ts).bind(id)
-                                    .execute(&mut *tx).await.unwrap();
-                                tx.commit().await.unwrap();
+                                    .execute(&mut *tx).await?;
+                                tx.commit().await?;
+                                        Ok(())
+                                    }
+                                    .await;
+                                    match attempt {
+                                        Ok(()) => break,
+                                        Err(e) if e.to_string().contains("eadlock") => continue,
+                                        Err(e) => panic!("{e}"),
+                                    }
+                                }
                             }
                             done.fetch_add(1, Ordering::Relaxed);
                         }
@@ -125,8 +141,15 @@ fn numbered(sql: &str) -> String {
 }
 
 direct_backend!(direct_postgres, sqlx::Postgres, [], "SELECT id FROM nodes WHERE name = ? FOR UPDATE", numbered);
-direct_backend!(direct_mysql, sqlx::MySql, [], "SELECT id FROM nodes WHERE name = ? FOR UPDATE", |s: &str| s.replace("user_col", "`user`"));
-direct_backend!(direct_sqlite, sqlx::Sqlite, ["UPDATE nodes SET id = id WHERE name = ?"], "SELECT id FROM nodes WHERE name = ?", |s: &str| s.replace("user_col", "\"user\""));
+direct_backend!(direct_mysql, sqlx::MySql, [], "SELECT id FROM nodes WHERE name = ? FOR UPDATE", |s: &str| s
+    .replace("user_col", "`user`"));
+direct_backend!(
+    direct_sqlite,
+    sqlx::Sqlite,
+    ["UPDATE nodes SET id = id WHERE name = ?"],
+    "SELECT id FROM nodes WHERE name = ?",
+    |s: &str| s.replace("user_col", "\"user\"")
+);
 
 /// Cycles per second issuing the statements directly with sqlx.
 pub async fn direct(url: &str, workers: usize, hot: bool, run_for: Duration) -> f64 {
