@@ -28,8 +28,10 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 use std::time::Duration;
 
-/// Default `--batch-size`: node ids per range.
+/// Default `--batch-size`: the most drifted nodes one repair transaction locks.
 pub const DEFAULT_BATCH_SIZE: i64 = 1000;
+/// Detection windows are this many batches of node ids wide.
+pub const DETECT_FACTOR: i64 = 10;
 
 pub struct ReconcileOptions {
     pub batch_size: i64,
@@ -167,16 +169,23 @@ async fn run(db: &DatabaseConnection, options: &ReconcileOptions, pinned: bool) 
     let mut tally = Tally::default();
     let mut budget = options.max_count.unwrap_or(u64::MAX);
     let batch = options.batch_size.max(1);
+    // Detection reads windows of DETECT_FACTOR × batch ids (two queries
+    // each); repairs lock and rewrite at most `batch` drifted nodes per transaction.
+    let window = batch.saturating_mul(DETECT_FACTOR);
+    let chunk = (batch as usize).min(drift::LOAD_CHUNK);
     if let Some((min, max)) = drift::node_id_bounds(db).await? {
         options.progress.begin("reconciling", (max - min + 1) as u64);
         let mut lo = min;
         while lo <= max {
-            let hi = lo.saturating_add(batch).min(max + 1);
+            let hi = lo.saturating_add(window).min(max + 1);
             let found = drift::scan(db, Nodes::Range(lo, hi), pinned).await?;
             found.iter().for_each(|d| tally.found(d));
-            if !options.dry_run && budget > 0 && !found.is_empty() {
+            for group in found.chunks(chunk) {
+                if options.dry_run || budget == 0 {
+                    break;
+                }
                 let ids: Vec<i32> =
-                    found.iter().take(budget.min(usize::MAX as u64) as usize).map(|d| d.node_id).collect();
+                    group.iter().take(budget.min(usize::MAX as u64) as usize).map(|d| d.node_id).collect();
                 let repaired = repair_nodes(db, &ids, pinned).await?;
                 budget = budget.saturating_sub(repaired.len() as u64);
                 repaired.iter().for_each(|d| tally.repaired(d));
@@ -190,7 +199,7 @@ async fn run(db: &DatabaseConnection, options: &ReconcileOptions, pinned: bool) 
     // Entries whose node is gone cannot be found by node range.
     let total_orphans = drift::orphan_count(db).await?;
     *tally.found.entry(DriftKind::OrphanedEntries).or_default() += total_orphans;
-    while !options.dry_run && budget > 0 {
+    while !options.dry_run && budget > 0 && total_orphans > 0 {
         let orphans = drift::orphans(db, budget.min(batch as u64)).await?;
         if orphans.is_empty() {
             break;
@@ -209,7 +218,7 @@ async fn lock_nodes(txn: &DatabaseTransaction, ids: &[i32]) -> Result<()> {
     let marks = vec!["?"; ids.len()].join(", ");
     let values: Vec<Value> = ids.iter().map(|id| (*id).into()).collect();
     let sql = match backend {
-        DbBackend::Sqlite => format!("UPDATE nodes SET id = id WHERE id IN ({marks})"),
+        DbBackend::Sqlite => format!("UPDATE nodes SET reservation = reservation WHERE id IN ({marks})"),
         _ => format!("SELECT id FROM nodes WHERE id IN ({marks}) FOR UPDATE"),
     };
     txn.execute_raw(stmt(backend, &sql, values)).await?;
@@ -219,9 +228,11 @@ async fn lock_nodes(txn: &DatabaseTransaction, ids: &[i32]) -> Result<()> {
 /// Repairs the drift of `ids` in one transaction; returns what it repaired
 /// (re-detected under the lock, so possibly less than was found).
 async fn repair_nodes(db: &DatabaseConnection, ids: &[i32], pinned: bool) -> Result<Vec<NodeDrift>> {
+    let started = std::time::Instant::now();
     let txn = db.begin().await?;
     lock_nodes(&txn, ids).await?;
     let drifts = drift::scan(&txn, Nodes::Ids(ids), pinned).await?;
+    tracing::trace!(elapsed_ms = started.elapsed().as_millis() as u64, "locked and re-detected");
     if drifts.is_empty() {
         txn.commit().await?;
         return Ok(drifts);
@@ -240,6 +251,7 @@ async fn repair_nodes(db: &DatabaseConnection, ids: &[i32], pinned: bool) -> Res
         backfill::backfill_nodes(&txn, NodeSet::Ids(&create), Missing::Legacy, RECONCILE_ASSERTER, now).await?;
     }
 
+    tracing::trace!(elapsed_ms = started.elapsed().as_millis() as u64, "legacy entries created");
     let mut events: Vec<node_history::ActiveModel> = Vec::new();
     // The legacy entry takes the column's text.
     let updates: Vec<i32> = drifts
@@ -280,20 +292,25 @@ async fn repair_nodes(db: &DatabaseConnection, ids: &[i32], pinned: bool) -> Res
     for (entry, kind) in &releases {
         events.push(history::event_model(Action::Released, entry, &actor, Some(note(*kind, pinned))));
     }
+    tracing::trace!(elapsed_ms = started.elapsed().as_millis() as u64, "reasons updated");
     if !events.is_empty() {
         node_history::Entity::insert_many(events).exec(&txn).await?;
     }
+    tracing::trace!(elapsed_ms = started.elapsed().as_millis() as u64, "history written");
     if !releases.is_empty() {
         let ids: Vec<i32> = releases.iter().map(|(e, _)| e.id).collect();
         node_maintenance::Entity::delete_many().filter(node_maintenance::Column::Id.is_in(ids)).exec(&txn).await?;
     }
 
+    tracing::trace!(elapsed_ms = started.elapsed().as_millis() as u64, "entries released");
     // The boolean and the reason column, re-synthesised from what remains.
     let touched: Vec<i32> = pick(&|d| !(d.create_legacy_for_empty && d.kinds.len() == 1));
     if !touched.is_empty() {
         sync_nodes(&txn, &touched, now).await?;
     }
+    tracing::trace!(elapsed_ms = started.elapsed().as_millis() as u64, "nodes synced");
     txn.commit().await?;
+    tracing::trace!(elapsed_ms = started.elapsed().as_millis() as u64, "committed");
     Ok(drifts)
 }
 

@@ -146,7 +146,7 @@ direct_backend!(direct_mysql, sqlx::MySql, [], "SELECT id FROM nodes WHERE name 
 direct_backend!(
     direct_sqlite,
     sqlx::Sqlite,
-    ["UPDATE nodes SET id = id WHERE name = ?"],
+    ["UPDATE nodes SET reservation = reservation WHERE name = ?"],
     "SELECT id FROM nodes WHERE name = ?",
     |s: &str| s.replace("user_col", "\"user\"")
 );

@@ -85,16 +85,9 @@ pub fn quote(backend: DbBackend, ident: &str) -> String {
 /// Backfills every node, batch by batch, on `db` (the migration's
 /// transaction, or a connection). Returns the number of entries created.
 pub async fn backfill_legacy_entries<C: ConnectionTrait>(db: &C, opts: &BackfillOptions) -> Result<u64, DbErr> {
-    let backend = db.get_database_backend();
-    let bounds = db
-        .query_one_raw(stmt(backend, "SELECT MIN(id), MAX(id) FROM nodes", vec![]))
-        .await?
-        .map(|row| Ok::<_, DbErr>((row.try_get_by_index::<Option<i32>>(0)?, row.try_get_by_index::<Option<i32>>(1)?)))
-        .transpose()?;
-    let Some((Some(min), Some(max))) = bounds else {
+    let Some((min, max)) = crate::sql::node_id_bounds(db).await? else {
         return Ok(0);
     };
-    let (min, max) = (i64::from(min), i64::from(max));
     let batch = opts.batch_size.max(1);
     opts.progress.begin("backfilling legacy entries", (max - min + 1) as u64);
     let now = now_utc();

@@ -7,7 +7,7 @@
 use crate::backfill::Progress;
 use nodemaint_entity::vocab::{FAULT, LEGACY, maintenance_reason_column};
 use nodemaint_entity::{EntryType, node_maintenance, nodes};
-use sea_orm::{ColumnTrait, ConnectionTrait, DbErr, EntityTrait, QueryFilter, QueryOrder, QuerySelect, Statement};
+use sea_orm::{ColumnTrait, ConnectionTrait, DbBackend, DbErr, EntityTrait, QueryFilter, QueryOrder, Statement};
 use std::collections::{BTreeMap, BTreeSet};
 
 /// `asserted_by` of the legacy entries `reconcile` creates.
@@ -229,30 +229,84 @@ pub async fn load<C: ConnectionTrait>(
     Ok((found, entries))
 }
 
-/// The drift among `which` nodes.
+/// The drift among `which` nodes. A range is first narrowed in SQL to the
+/// nodes that can drift ([`candidates`]), so a clean range costs two
+/// queries that return nothing; only candidates are loaded and classified.
 pub async fn scan<C: ConnectionTrait>(db: &C, which: Nodes<'_>, pinned: bool) -> Result<Vec<NodeDrift>, DbErr> {
-    let (nodes, entries) = load(db, which).await?;
-    Ok(classify(&nodes, &entries, pinned))
+    let ids = match which {
+        Nodes::Range(lo, hi) => candidates(db, lo, hi).await?,
+        Nodes::Ids(ids) => ids.to_vec(),
+    };
+    let mut out = Vec::new();
+    // Bounded IN lists (PostgreSQL takes at most 65,535 parameters) and bounded memory.
+    for chunk in ids.chunks(LOAD_CHUNK) {
+        let (nodes, entries) = load(db, Nodes::Ids(chunk)).await?;
+        out.extend(classify(&nodes, &entries, pinned));
+    }
+    Ok(out)
 }
 
-/// `MIN(id)`, `MAX(id)` of nodes, or `None` for an empty table.
-pub async fn node_id_bounds<C: ConnectionTrait>(db: &C) -> Result<Option<(i64, i64)>, DbErr> {
+/// Node ids loaded and classified at once.
+pub const LOAD_CHUNK: usize = 1000;
+
+/// Node ids in `[lo, hi)` that may have drifted: maintained nodes with no
+/// entry, with several (classified in Rust), or with one whose synthesised
+/// reason differs from the column; and nodes out of maintenance holding
+/// entries. Everything else is in sync by construction.
+pub async fn candidates<C: ConnectionTrait>(db: &C, lo: i64, hi: i64) -> Result<Vec<i32>, DbErr> {
     let backend = db.get_database_backend();
-    let row = db.query_one_raw(Statement::from_string(backend, "SELECT MIN(id), MAX(id) FROM nodes")).await?;
-    let Some(row) = row else { return Ok(None) };
-    let min: Option<i32> = row.try_get_by_index(0)?;
-    let max: Option<i32> = row.try_get_by_index(1)?;
-    Ok(min.zip(max).map(|(a, b)| (i64::from(a), i64::from(b))))
+    let ty = crate::backfill::quote(backend, "type");
+    // The column value the library writes for a node whose only entry is m.
+    let one = format!(
+        "CASE WHEN m.{ty} = 'legacy' THEN m.reason WHEN m.reason IS NULL OR m.reason = '' THEN m.{ty} ELSE {} END",
+        crate::sql::concat(backend, &[&format!("m.{ty}"), "': '", "m.reason"])
+    );
+    let same = match backend {
+        // Binary: the default collations ignore case and trailing spaces.
+        DbBackend::MySql => format!("BINARY ({one}) <=> BINARY n.maintenance_reason"),
+        DbBackend::Postgres => format!("({one}) IS NOT DISTINCT FROM n.maintenance_reason"),
+        _ => format!("({one}) IS n.maintenance_reason"),
+    };
+    // One probe per maintained node: the sum is 1 exactly when the node has
+    // one entry and its synthesised reason is the column's.
+    let maintained = format!(
+        "SELECT n.id FROM nodes n WHERE n.id >= ? AND n.id < ? AND n.maintenance = TRUE AND COALESCE( \
+         (SELECT SUM(CASE WHEN {same} THEN 1 ELSE 2 END) FROM node_maintenance m WHERE m.node_id = n.id), 0) <> 1"
+    );
+    let cleared = "SELECT DISTINCT m.node_id FROM node_maintenance m JOIN nodes n ON n.id = m.node_id \
+         WHERE m.node_id >= ? AND m.node_id < ? AND (n.maintenance = FALSE OR n.maintenance IS NULL)";
+    let mut ids = BTreeSet::new();
+    for sql in [maintained.as_str(), cleared] {
+        let rows = db.query_all_raw(crate::sql::stmt(backend, sql, vec![lo.into(), hi.into()])).await?;
+        for row in rows {
+            ids.insert(row.try_get_by_index::<i32>(0)?);
+        }
+    }
+    Ok(ids.into_iter().collect())
 }
+
+pub use crate::sql::node_id_bounds;
 
 /// Entries whose node is gone, oldest first, at most `limit`.
 pub async fn orphans<C: ConnectionTrait>(db: &C, limit: u64) -> Result<Vec<node_maintenance::Model>, DbErr> {
-    node_maintenance::Entity::find()
-        .filter(node_maintenance::Column::NodeId.not_in_subquery(
-            sea_orm::sea_query::Query::select().column(nodes::Column::Id).from(nodes::Entity).to_owned(),
+    let backend = db.get_database_backend();
+    let ids: Vec<i32> = db
+        .query_all_raw(crate::sql::stmt(
+            backend,
+            "SELECT m.id FROM node_maintenance m WHERE NOT EXISTS (SELECT 1 FROM nodes n WHERE n.id = m.node_id) \
+             ORDER BY m.id LIMIT ?",
+            vec![(limit.min(i64::MAX as u64) as i64).into()],
         ))
+        .await?
+        .iter()
+        .map(|row| row.try_get_by_index::<i32>(0))
+        .collect::<Result<_, _>>()?;
+    if ids.is_empty() {
+        return Ok(Vec::new());
+    }
+    node_maintenance::Entity::find()
+        .filter(node_maintenance::Column::Id.is_in(ids))
         .order_by_asc(node_maintenance::Column::Id)
-        .limit(limit)
         .all(db)
         .await
 }
@@ -279,9 +333,11 @@ pub async fn summarize<C: ConnectionTrait>(
         }
         progress.finish();
     }
-    let orphans = orphans(db, 1000).await?;
     let count = orphan_count(db).await?;
-    summary.add_orphans(count, orphans.iter().map(|e| e.uuid.clone()).collect());
+    if count > 0 {
+        let examples = orphans(db, EXAMPLES as u64).await?;
+        summary.add_orphans(count, examples.iter().map(|e| e.uuid.clone()).collect());
+    }
     Ok(summary)
 }
 

@@ -23,9 +23,8 @@ pub async fn tables<C: ConnectionTrait>(db: &C) -> Result<Vec<String>, DbErr> {
     let backend = db.get_database_backend();
     let sql = match backend {
         DbBackend::Sqlite => "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'",
-        DbBackend::Postgres => {
-            "SELECT table_name::text FROM information_schema.tables WHERE table_schema = current_schema()"
-        }
+        // pg_catalog, not information_schema: the latter is a view over it, and slow.
+        DbBackend::Postgres => "SELECT tablename::text FROM pg_catalog.pg_tables WHERE schemaname = current_schema()",
         _ => "SELECT CAST(table_name AS CHAR) FROM information_schema.tables WHERE table_schema = DATABASE()",
     };
     db.query_all_raw(Statement::from_string(backend, sql))
