@@ -365,7 +365,7 @@ pub(crate) async fn find_node<C: ConnectionTrait>(db: &C, ident: &str, lock: boo
     if lock && backend == DbBackend::Sqlite {
         db.execute_raw(stmt(
             backend,
-            &format!("UPDATE nodes SET reservation = reservation WHERE {column} = ?"),
+            &format!("UPDATE nodes SET maintenance = maintenance WHERE {column} = ?"),
             vec![value.clone().into()],
         ))
         .await?;

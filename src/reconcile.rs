@@ -218,7 +218,7 @@ async fn lock_nodes(txn: &DatabaseTransaction, ids: &[i32]) -> Result<()> {
     let marks = vec!["?"; ids.len()].join(", ");
     let values: Vec<Value> = ids.iter().map(|id| (*id).into()).collect();
     let sql = match backend {
-        DbBackend::Sqlite => format!("UPDATE nodes SET reservation = reservation WHERE id IN ({marks})"),
+        DbBackend::Sqlite => format!("UPDATE nodes SET maintenance = maintenance WHERE id IN ({marks})"),
         _ => format!("SELECT id FROM nodes WHERE id IN ({marks}) FOR UPDATE"),
     };
     txn.execute_raw(stmt(backend, &sql, values)).await?;

@@ -146,7 +146,7 @@ direct_backend!(direct_mysql, sqlx::MySql, [], "SELECT id FROM nodes WHERE name 
 direct_backend!(
     direct_sqlite,
     sqlx::Sqlite,
-    ["UPDATE nodes SET reservation = reservation WHERE name = ?"],
+    ["UPDATE nodes SET maintenance = maintenance WHERE name = ?"],
     "SELECT id FROM nodes WHERE name = ?",
     |s: &str| s.replace("user_col", "\"user\"")
 );
