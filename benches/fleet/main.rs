@@ -197,6 +197,14 @@ async fn run_backend(backend: Backend, n: u64, quick: bool) -> Vec<Figure> {
     drift::inject(&db, &ours.url).await;
     let hand_db = hand_fleet.connect().await;
     drift::inject(&hand_db, &hand_fleet.url).await;
+    // Statistics as autovacuum would have them on a live database (a fleet
+    // bulk-loaded seconds ago has none, and PostgreSQL then plans badly).
+    for d in [&db, &hand_db] {
+        if d.get_database_backend() == sea_orm::DbBackend::Postgres {
+            d.execute_unprepared("ANALYZE nodes").await.unwrap();
+            d.execute_unprepared("ANALYZE node_maintenance").await.unwrap();
+        }
+    }
     let (secs, report) =
         timed(nodemaint::reconcile::reconcile(&db, &ours.url, nodemaint::reconcile::ReconcileOptions::default())).await;
     let report = report.unwrap();

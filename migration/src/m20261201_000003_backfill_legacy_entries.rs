@@ -28,6 +28,12 @@ impl MigrationTrait for Migration {
         options.asserted_by = MIGRATION_ASSERTER.to_owned();
         let created = backfill::backfill_legacy_entries(manager.get_connection(), &options).await?;
         backfill::record_backfilled(created);
+        // A table just filled in bulk has no planner statistics until
+        // autovacuum gets to it; reconcile's and the API's queries need them.
+        // (PostgreSQL only: MySQL's ANALYZE TABLE would commit the migration.)
+        if manager.get_database_backend() == sea_orm_migration::sea_orm::DbBackend::Postgres {
+            manager.get_connection().execute_unprepared("ANALYZE node_maintenance").await?;
+        }
         Ok(())
     }
 

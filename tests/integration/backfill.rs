@@ -9,7 +9,6 @@ use crate::common::{TestDb, count, ok, rows, text};
 use nodemaint::migration::backfill::{BackfillOptions, backfill_legacy_entries};
 use nodemaint::nodes::{self, NewNode};
 use sea_orm::{ConnectionTrait, DatabaseConnection};
-use std::io::{BufRead, BufReader};
 
 /// Nodes in and out of maintenance, with and without reasons, as Ironic holds them.
 const FLEET: [(&str, bool, Option<&str>); 6] = [
@@ -152,23 +151,13 @@ async fn backfill_killed_between_batches_then_rerun_has_one_entry_per_node(t: Te
     let db = t.connect().await;
     let maintained = count(&db, "SELECT COUNT(*) FROM nodes WHERE maintenance = TRUE").await;
 
-    let mut child = crate::common::nodemaint_cmd(&t.url, &["db", "upgrade", "--batch-size", "10"])
-        .env("RUST_LOG", "nodemaint_migration=debug")
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut batches = 0;
-    for line in BufReader::new(child.stderr.take().unwrap()).lines() {
-        if line.unwrap().contains("backfill batch done") {
-            batches += 1;
-            if batches == 5 {
-                child.kill().unwrap();
-                break;
-            }
-        }
-    }
-    let status = child.wait().unwrap();
+    let (batches, status) = crate::common::kill_after(
+        &t.url,
+        &["db", "upgrade", "--batch-size", "10"],
+        "nodemaint_migration=debug",
+        "backfill batch done",
+        5,
+    );
     assert_eq!(batches, 5);
     assert_eq!(status.code(), None, "the upgrade must have been killed mid-backfill, not finished");
     // The backfill is one transaction: nothing of it survived, and it is still pending.

@@ -202,6 +202,30 @@ pub async fn count(db: &DatabaseConnection, sql: &str) -> i64 {
     row.try_get_by_index::<i64>(0).or_else(|_| row.try_get_by_index::<i32>(0).map(i64::from)).unwrap()
 }
 
+/// Runs `nodemaint ARGS…` with `RUST_LOG=log`, kills it when its stderr has
+/// shown `marker` `n` times, and returns how often it saw the marker and the
+/// exit status (`code() == None` when the kill landed before it finished).
+pub fn kill_after(url: &str, args: &[&str], log: &str, marker: &str, n: usize) -> (usize, std::process::ExitStatus) {
+    use std::io::{BufRead, BufReader};
+    let mut child = nodemaint_cmd(url, args)
+        .env("RUST_LOG", log)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("run nodemaint");
+    let mut seen = 0;
+    for line in BufReader::new(child.stderr.take().expect("stderr")).lines() {
+        if line.expect("read stderr").contains(marker) {
+            seen += 1;
+            if seen == n {
+                child.kill().expect("kill nodemaint");
+                break;
+            }
+        }
+    }
+    (seen, child.wait().expect("wait for nodemaint"))
+}
+
 pub fn stdout(o: &Output) -> String {
     String::from_utf8_lossy(&o.stdout).into_owned()
 }

@@ -13,7 +13,6 @@ use nodemaint::schema::{self, UpgradeOptions};
 use nodemaint::{Caller, Maintenance, NewEntry, Policy};
 use sea_orm::{ColumnTrait, ConnectionTrait, Database, DatabaseConnection, EntityTrait, QueryFilter, QueryOrder};
 use std::collections::HashMap;
-use std::io::{BufRead, BufReader};
 
 fn json(out: &std::process::Output) -> serde_json::Value {
     serde_json::from_str(&stdout(out)).unwrap_or_else(|e| panic!("{e}: {}", stdout(out)))
@@ -374,23 +373,15 @@ async fn reconcile_killed_mid_run_then_rerun_loses_and_doubles_nothing(t: TestDb
     schema::upgrade(&db, &t.url, UpgradeOptions::default()).await.unwrap();
     ok(&t.cli(&["fleet", "seed", "--nodes", "20000", "--maintained-fraction", "0.5", "--seed", "9"]));
     let drifted = count(&db, "SELECT COUNT(*) FROM nodes WHERE maintenance = TRUE").await;
-    let mut child = nodemaint_cmd(&t.url, &["reconcile", "--batch-size", "10"])
-        .env("RUST_LOG", "nodemaint=debug")
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut batches = 0;
-    for line in BufReader::new(child.stderr.take().unwrap()).lines() {
-        if line.unwrap().contains("reconcile batch repaired") {
-            batches += 1;
-            if batches == 20 {
-                child.kill().unwrap();
-                break;
-            }
-        }
-    }
-    assert_eq!(child.wait().unwrap().code(), None, "killed mid-run");
+    let (batches, status) = crate::common::kill_after(
+        &t.url,
+        &["reconcile", "--batch-size", "10"],
+        "nodemaint=debug",
+        "reconcile batch repaired",
+        20,
+    );
+    assert_eq!(batches, 20);
+    assert_eq!(status.code(), None, "killed mid-run");
     let partial = count(&db, "SELECT COUNT(*) FROM node_maintenance").await;
     assert!(partial > 0 && partial < drifted, "{partial} of {drifted}: committed batches stay");
     assert_eq!(count(&db, "SELECT COUNT(*) FROM node_history").await, partial, "each kept entry has its event");
@@ -426,3 +417,83 @@ fn reconcile_errors_exit_2_and_bad_arguments_127() {
     let out = nodemaint_cmd("sqlite::memory:", &["reconcile", "--max-count", "0"]).output().unwrap();
     assert_eq!(out.status.code(), Some(127));
 }
+
+/// `upgrade check`'s row checks, each made to fire by a row an operator
+/// could find in a real table.
+async fn row_checks_report_what_they_find(t: TestDb) {
+    let db = t.connect().await;
+    schema::upgrade(&db, &t.url, UpgradeOptions::default()).await.unwrap();
+    let svc = Maintenance::new(db.clone(), Policy::defaults());
+    for (name, owner, lessee) in [("leased", "own-a", "les-a"), ("plain", "own-a", "les-a")] {
+        nodemaint::nodes::create(
+            &db,
+            NewNode {
+                name: Some(name.into()),
+                owner: Some(owner.into()),
+                lessee: Some(lessee.into()),
+                ..NewNode::default()
+            },
+        )
+        .await
+        .unwrap();
+    }
+    let hold = NewEntry { entry_type: "operator_hold".into(), reason: Some("ours".into()), extra: None };
+    let stale = svc.add(&Caller::project("u", "les-a", &["admin"]), "leased", hold.clone()).await.unwrap();
+    let report = json(&t.cli(&["upgrade", "check", "--json"]));
+    assert!(report["checks"].as_array().unwrap().iter().all(|c| c["result"] == 0), "{report}");
+    assert!(
+        check_result(&report, "Database backend supported")["details"].as_str().unwrap().contains("or later is needed")
+    );
+
+    // Scenario 6: the lease changes hands; the old lessee's hold is stale.
+    nodemaint::nodes::set(&db, "leased", NodeChange { lessee: Some(Some("les-b".into())), ..NodeChange::default() })
+        .await
+        .unwrap();
+    // A newer release wrote a type this one does not know; someone stored bad rows by hand.
+    let plain = nodemaint::nodes::find(&db, "plain").await.unwrap();
+    let insert = |uuid: &str, ty: &str, scope: &str, extra: &str| {
+        format!(
+            "INSERT INTO node_maintenance (uuid, node_id, type, reason, scope, asserted_by, asserted_by_project, asserted_at, extra) \
+             VALUES ('{uuid}', {}, '{ty}', 'r', '{scope}', 'x', '{uuid}', '2026-01-01 00:00:00', {extra})",
+            plain.id
+        )
+    };
+    for sql in [
+        insert("00000000-0000-4000-8000-0000000000a1", "power_lock", "system", "NULL"),
+        insert("00000000-0000-4000-8000-0000000000a2", "operator_hold", "galaxy", "NULL"),
+        insert("00000000-0000-4000-8000-0000000000a3", "hardware_failure", "system", "'[1, 2]'"),
+    ] {
+        db.execute_unprepared(&sql).await.unwrap();
+    }
+    let out = t.cli(&["upgrade", "check", "--json"]);
+    assert_eq!(out.status.code(), Some(2));
+    let report = json(&out);
+    let stale_check = check_result(&report, "Stale holds after a lease or ownership change");
+    assert_eq!(stale_check["result"], 1);
+    assert!(stale_check["details"].as_str().unwrap().contains(&stale.uuid), "{stale_check}");
+    let types = check_result(&report, "Registered maintenance types");
+    assert_eq!(types["result"], 1);
+    assert!(types["details"].as_str().unwrap().contains("power_lock (1)"), "{types}");
+    let invariants = check_result(&report, "Maintenance entry invariants");
+    assert_eq!(invariants["result"], 2);
+    let details = invariants["details"].as_str().unwrap();
+    assert!(details.contains("1 entr(ies) have an extra that is not a JSON object"), "{details}");
+    assert!(details.contains("1 entr(ies) have a scope other than system, owner or lessee"), "{details}");
+
+    // asserted_by_project is NOT NULL in our schema; a table made otherwise is caught.
+    if t.backend != Backend::Sqlite {
+        let relax = match t.backend {
+            Backend::Postgres => "ALTER TABLE node_maintenance ALTER COLUMN asserted_by_project DROP NOT NULL",
+            _ => "ALTER TABLE node_maintenance MODIFY asserted_by_project VARCHAR(255) NULL",
+        };
+        db.execute_unprepared(relax).await.unwrap();
+        db.execute_unprepared("UPDATE node_maintenance SET asserted_by_project = NULL WHERE type = 'power_lock'")
+            .await
+            .unwrap();
+        let report = json(&t.cli(&["upgrade", "check", "--json"]));
+        let details = check_result(&report, "Maintenance entry invariants")["details"].as_str().unwrap().to_owned();
+        assert!(details.contains("1 entr(ies) have a NULL asserted_by_project"), "{details}");
+    }
+}
+
+backend_tests!(row_checks_report_what_they_find);
