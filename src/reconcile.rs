@@ -365,12 +365,8 @@ async fn remove_orphans(db: &DatabaseConnection, orphans: &[node_maintenance::Mo
         .map(|e| {
             let mut event =
                 history::event_model(Action::Released, e, &actor, Some(note(DriftKind::OrphanedEntries, false)));
-            let text = format!(
-                "{} [node id {}]",
-                history::event_text(Action::Released, e, &actor, Some(note(DriftKind::OrphanedEntries, false))),
-                e.node_id
-            );
-            event.event = sea_orm::ActiveValue::Set(Some(text));
+            let text = event.event.take().flatten().unwrap_or_default();
+            event.event = sea_orm::ActiveValue::Set(Some(format!("{text} [node id {}]", e.node_id)));
             event.node_id = sea_orm::ActiveValue::Set(None);
             event
         })

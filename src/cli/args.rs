@@ -70,23 +70,26 @@ pub enum Command {
     #[command(
         after_help = "Example:\n  nodemaint reconcile --dry-run\n  nodemaint reconcile --max-count 10000\n  # cron, every 15 minutes:\n  */15 * * * * nodemaint --config /etc/nodemaint.toml -q reconcile\n\nExit codes: 0 nothing left to do, 1 --max-count reached (or --dry-run found drift) with work remaining, 2 error, 127 bad arguments."
     )]
-    Reconcile {
-        /// Report what would be repaired; write nothing.
-        #[arg(long)]
-        dry_run: bool,
-        /// Node ids per range.
-        #[arg(long, default_value_t = nodemaint::reconcile::DEFAULT_BATCH_SIZE, value_parser = clap::value_parser!(i64).range(1..=1_000_000))]
-        batch_size: i64,
-        /// Stop after this many repairs (drifted nodes, or entries without a node).
-        #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
-        max_count: Option<u64>,
-        /// The release services are pinned to; default: the config's [upgrade] pin_release_version.
-        #[arg(long)]
-        pin_release_version: Option<String>,
-        /// Seconds to wait for another reconcile holding the lock.
-        #[arg(long, default_value_t = 300)]
-        lock_timeout: u64,
-    },
+    Reconcile(ReconcileArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct ReconcileArgs {
+    /// Report what would be repaired; write nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// The most drifted nodes one repair transaction locks (detection reads ten times as many node ids at once).
+    #[arg(long, default_value_t = nodemaint::reconcile::DEFAULT_BATCH_SIZE, value_parser = clap::value_parser!(i64).range(1..=1_000_000))]
+    pub batch_size: i64,
+    /// Stop after this many repairs (drifted nodes, or entries without a node).
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
+    pub max_count: Option<u64>,
+    /// The release services are pinned to; default: the config's [upgrade] pin_release_version.
+    #[arg(long)]
+    pub pin_release_version: Option<String>,
+    /// Seconds to wait for another reconcile holding the lock.
+    #[arg(long, default_value_t = 300)]
+    pub lock_timeout: u64,
 }
 
 #[derive(Subcommand, Debug)]

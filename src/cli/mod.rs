@@ -7,7 +7,7 @@ mod render;
 
 use args::{
     CallerArgs, Cli, Command, DbCommand, FleetCommand, Format, Global, HistoryCommand, MaintenanceCommand, NodeCommand,
-    UpgradeCommand,
+    ReconcileArgs, UpgradeCommand,
 };
 use nodemaint::config::Config;
 use nodemaint::{Caller, Error, Maintenance, NewEntry, Policy, Result, db, entry, fleet, nodes, schema};
@@ -54,7 +54,7 @@ pub async fn run(cli: Cli) -> u8 {
 fn error_exit_code(command: &Command, e: &Error) -> u8 {
     match command {
         Command::Upgrade(_) => EXIT_CHECKS_COULD_NOT_RUN,
-        Command::Reconcile { .. } => EXIT_RECONCILE_ERROR,
+        Command::Reconcile(_) => EXIT_RECONCILE_ERROR,
         _ => e.exit_code(),
     }
 }
@@ -73,10 +73,8 @@ async fn upgrade_check(global: &Global, pin: &Option<String>, out: &Output) -> R
     Ok(report.exit_code())
 }
 
-async fn reconcile(cmd: &Command, global: &Global, out: &Output) -> Result<u8> {
-    let Command::Reconcile { dry_run, batch_size, max_count, pin_release_version, lock_timeout } = cmd else {
-        unreachable!("reconcile() is called for the reconcile command")
-    };
+async fn reconcile(args: &ReconcileArgs, global: &Global, out: &Output) -> Result<u8> {
+    let ReconcileArgs { dry_run, batch_size, max_count, pin_release_version, lock_timeout } = args;
     let pinned = pin_from(pin_release_version, global)?;
     let (conn, url) = open(global).await?;
     let quiet = out.quiet;
@@ -172,7 +170,7 @@ async fn dispatch(cli: &Cli, out: &Output) -> Result<u8> {
         Command::Upgrade(UpgradeCommand::Check { pin_release_version, .. }) => {
             upgrade_check(global, pin_release_version, out).await
         }
-        cmd @ Command::Reconcile { .. } => reconcile(cmd, global, out).await,
+        Command::Reconcile(args) => reconcile(args, global, out).await,
     }
 }
 
@@ -317,11 +315,5 @@ async fn fleet_command(cmd: &FleetCommand, global: &Global, out: &Output) -> Res
             out.seeded(&report);
             Ok(())
         }
-    }
-}
-
-impl Output {
-    fn json_mode(&self) -> bool {
-        self.format == Format::Json
     }
 }

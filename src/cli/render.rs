@@ -38,6 +38,10 @@ impl Output {
         Output { format, quiet }
     }
 
+    fn json_mode(&self) -> bool {
+        self.format == Format::Json
+    }
+
     fn json<T: Serialize>(&self, value: &T) {
         match serde_json::to_string_pretty(value) {
             Ok(text) => println!("{text}"),
