@@ -2,6 +2,7 @@
 //! authority decisions live here.
 
 mod cli;
+mod server;
 
 use clap::Parser;
 use std::process::ExitCode;
@@ -18,7 +19,9 @@ fn main() -> ExitCode {
             return ExitCode::from(code);
         }
     };
-    cli::init_logging(args.global.verbose, args.global.quiet);
+    // A server's request log is its output: info by default.
+    let serving = matches!(args.command, cli::args::Command::Serve(_));
+    cli::init_logging(if serving { args.global.verbose.max(1) } else { args.global.verbose }, args.global.quiet);
     // A bug must still read as one line, not a backtrace dump (a panic inside
     // an upgrade check is also reported as that check's Failure).
     std::panic::set_hook(Box::new(|info| {

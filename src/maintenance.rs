@@ -25,7 +25,7 @@ use crate::caller::Caller;
 use crate::entry::{self, EntryView};
 use crate::error::{Error, Result};
 use crate::history::{self, Action, HistoryView};
-use crate::nodes::NodeView;
+use crate::nodes::{NodeQuery, NodeView};
 use crate::policy::{self, Policy, defaults as rules};
 use crate::release::{self, Authority};
 use crate::scope::derive_scope;
@@ -33,8 +33,8 @@ use nodemaint_entity::vocab::{FAULT, LEGACY, maintenance_reason_column};
 use nodemaint_entity::{Scope, node_history, node_maintenance, nodes};
 use nodemaint_migration::sql::{now_utc, stmt};
 use sea_orm::{
-    ActiveModelTrait, ActiveValue::Set, ColumnTrait, ConnectionTrait, DatabaseConnection, DatabaseTransaction,
-    DbBackend, DbErr, EntityTrait, QueryFilter, QueryOrder, QuerySelect, TransactionTrait,
+    ActiveModelTrait, ActiveValue::Set, ColumnTrait, Condition, ConnectionTrait, DatabaseConnection,
+    DatabaseTransaction, DbBackend, DbErr, EntityTrait, QueryFilter, QueryOrder, QuerySelect, TransactionTrait,
 };
 use std::future::Future;
 use std::sync::Arc;
@@ -140,6 +140,34 @@ impl Maintenance {
         let locked = self.visible(&self.db, caller, ident).await?;
         self.policy.authorize(rules::NODE_GET, caller, &policy::node_target(&locked.node))?;
         Ok(NodeView::from(&locked.node))
+    }
+
+    /// The nodes the caller may see (`GET /v1/nodes`): every node for a
+    /// system caller, else those whose owner or lessee is the caller's
+    /// project, which is the same visibility as [`Maintenance::node`].
+    pub async fn nodes(&self, caller: &Caller, query: &NodeQuery) -> Result<Vec<NodeView>> {
+        self.policy.authorize(rules::NODE_LIST, caller, &policy::empty_target())?;
+        let mut select = nodes::Entity::find().order_by_asc(nodes::Column::Id).limit(query.limit);
+        // With no owner and no lessee to match, only system authority remains.
+        if derive_scope(caller, None, None, self.policy.enforce_scope) != Some(Scope::System) {
+            let Some(project) = caller.project_id.as_deref().filter(|p| !p.is_empty()) else {
+                return Ok(Vec::new());
+            };
+            select = select
+                .filter(Condition::any().add(nodes::Column::Owner.eq(project)).add(nodes::Column::Lessee.eq(project)));
+        }
+        select = match query.maintenance {
+            Some(true) => select.filter(nodes::Column::Maintenance.eq(true)),
+            Some(false) => select.filter(
+                Condition::any().add(nodes::Column::Maintenance.eq(false)).add(nodes::Column::Maintenance.is_null()),
+            ),
+            None => select,
+        };
+        if let Some(marker) = &query.marker {
+            let after = self.visible(&self.db, caller, marker).await?;
+            select = select.filter(nodes::Column::Id.gt(after.node.id));
+        }
+        Ok(select.all(&self.db).await?.iter().map(NodeView::from).collect())
     }
 
     /// The node's active entries, masked for the caller.

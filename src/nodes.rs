@@ -107,6 +107,17 @@ pub async fn list<C: ConnectionTrait>(db: &C, limit: u64, only_maintained: bool)
     Ok(query.all(db).await?)
 }
 
+/// Which nodes a caller's listing returns, in id order (`GET /v1/nodes`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NodeQuery {
+    /// At most this many (Ironic's `limit`).
+    pub limit: u64,
+    /// Only nodes after this one, by uuid or name (Ironic's `marker`).
+    pub marker: Option<String>,
+    /// Only nodes in (`Some(true)`) or out of (`Some(false)`) maintenance.
+    pub maintenance: Option<bool>,
+}
+
 /// A change to a node's columns, written as an old service would.
 #[derive(Debug, Clone, Default)]
 pub struct NodeChange {

@@ -77,42 +77,57 @@ pub fn table(report: &Report) -> String {
     out.join("\n")
 }
 
-/// A JSON string as Python's `json.dumps` writes it (ensure_ascii).
-fn py_string(s: &str) -> String {
-    let mut out = String::from("\"");
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            '\u{08}' => out.push_str("\\b"),
-            '\u{0c}' => out.push_str("\\f"),
-            c if (c as u32) < 0x20 || (c as u32) > 0x7e => {
+/// Python's `json.dumps` layout (`", "` and `": "` separators, ensure_ascii)
+/// for serde_json, so what Python tools compare byte for byte matches.
+struct PythonFormatter;
+
+impl serde_json::ser::Formatter for PythonFormatter {
+    fn begin_array_value<W: ?Sized + std::io::Write>(&mut self, w: &mut W, first: bool) -> std::io::Result<()> {
+        if first { Ok(()) } else { w.write_all(b", ") }
+    }
+
+    fn begin_object_key<W: ?Sized + std::io::Write>(&mut self, w: &mut W, first: bool) -> std::io::Result<()> {
+        if first { Ok(()) } else { w.write_all(b", ") }
+    }
+
+    fn begin_object_value<W: ?Sized + std::io::Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        w.write_all(b": ")
+    }
+
+    /// serde_json escapes quotes, backslashes and control characters itself
+    /// (as Python does); ensure_ascii also escapes DEL and everything above it.
+    fn write_string_fragment<W: ?Sized + std::io::Write>(&mut self, w: &mut W, fragment: &str) -> std::io::Result<()> {
+        for c in fragment.chars() {
+            if (' '..='~').contains(&c) {
+                w.write_all(&[c as u8])?;
+            } else {
                 let mut buf = [0u16; 2];
                 for unit in c.encode_utf16(&mut buf) {
-                    out.push_str(&format!("\\u{unit:04x}"));
+                    write!(w, "\\u{unit:04x}")?;
                 }
             }
-            c => out.push(c),
         }
+        Ok(())
     }
-    out.push('"');
-    out
+}
+
+/// `value` as Python's `json.dumps(value)` writes it.
+pub fn py_json<T: serde::Serialize + ?Sized>(value: &T) -> String {
+    let mut out = Vec::new();
+    let mut ser = serde_json::Serializer::with_formatter(&mut out, PythonFormatter);
+    // Serializing plain data into a Vec cannot fail.
+    value.serialize(&mut ser).expect("JSON serialization of plain data");
+    String::from_utf8(out).expect("ensure_ascii output is ASCII")
 }
 
 /// The `--json` output.
 pub fn json(report: &Report) -> String {
-    let checks: Vec<String> = report
+    let checks: Vec<serde_json::Value> = report
         .results
         .iter()
-        .map(|(name, r)| {
-            let details = r.details.as_deref().map(py_string).unwrap_or_else(|| "null".to_owned());
-            format!("{{\"check\": {}, \"result\": {}, \"details\": {details}}}", py_string(name), r.code as u8)
-        })
+        .map(|(name, r)| serde_json::json!({"check": name, "result": r.code as u8, "details": r.details}))
         .collect();
-    format!("{{\"name\": {}, \"checks\": [{}]}}", py_string(TITLE), checks.join(", "))
+    py_json(&serde_json::json!({"name": TITLE, "checks": checks}))
 }
 
 #[cfg(test)]

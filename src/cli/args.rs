@@ -71,6 +71,33 @@ pub enum Command {
         after_help = "Example:\n  nodemaint reconcile --dry-run\n  nodemaint reconcile --max-count 10000\n  # cron, every 15 minutes:\n  */15 * * * * nodemaint --config /etc/nodemaint.toml -q reconcile\n\nExit codes: 0 nothing left to do, 1 --max-count reached (or --dry-run found drift) with work remaining, 2 error, 127 bad arguments."
     )]
     Reconcile(ReconcileArgs),
+    /// The REST API: Ironic's node and maintenance endpoints, typed
+    /// maintenance at microversion 1.116. Stops cleanly on SIGTERM.
+    #[command(
+        after_help = "Examples:\n  nodemaint serve --auth-strategy noauth\n  baremetal --os-auth-type none --os-endpoint http://127.0.0.1:6385 node maintenance set myNode --reason \"rebalancing rack\"\n  # behind an authenticating proxy that sets X-User-Id, X-Project-Id, X-Roles, OpenStack-System-Scope:\n  nodemaint --config /etc/nodemaint.toml serve --bind 127.0.0.1:6385 --public-endpoint https://baremetal.example.com\n\nRequest logs (method, path, status, latency) go to stderr. Exit codes: 0 stopped by SIGTERM/SIGINT, 3 cannot listen or bad configuration, 4 database unreachable, 5 schema missing (run nodemaint db upgrade)."
+    )]
+    Serve(ServeArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct ServeArgs {
+    /// Address and port to listen on (port 0 picks a free one; the log says which).
+    #[arg(long, default_value = "127.0.0.1:6385")]
+    pub bind: std::net::SocketAddr,
+    /// noauth: every caller is a system admin (as Ironic's noauth).
+    /// trusted-headers: identity from a fronting proxy's X-User-Id, X-Project-Id,
+    /// X-Roles and OpenStack-System-Scope headers; requests without them get 401.
+    #[arg(long, value_enum, default_value_t = crate::server::AuthStrategy::TrustedHeaders)]
+    pub auth_strategy: crate::server::AuthStrategy,
+    /// oslo.policy YAML/JSON file overriding the default rules. Default: the config's [policy] file.
+    #[arg(long)]
+    pub policy_file: Option<PathBuf>,
+    /// The URL clients reach this API at, used in links (default: the request's Host).
+    #[arg(long)]
+    pub public_endpoint: Option<String>,
+    /// Most database connections the API holds open.
+    #[arg(long, default_value_t = 16)]
+    pub db_max_connections: u32,
 }
 
 #[derive(Args, Debug)]

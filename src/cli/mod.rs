@@ -7,7 +7,7 @@ mod render;
 
 use args::{
     CallerArgs, Cli, Command, DbCommand, FleetCommand, Format, Global, HistoryCommand, MaintenanceCommand, NodeCommand,
-    ReconcileArgs, UpgradeCommand,
+    ReconcileArgs, ServeArgs, UpgradeCommand,
 };
 use nodemaint::config::Config;
 use nodemaint::{Caller, Error, Maintenance, NewEntry, Policy, Result, db, entry, fleet, nodes, schema};
@@ -123,9 +123,9 @@ fn caller_from(args: &CallerArgs) -> Caller {
 }
 
 /// The policy: --policy-file, else the config's [policy] file, else the defaults.
-fn policy_from(args: &CallerArgs, global: &Global) -> Result<Policy> {
+fn policy_from(policy_file: Option<&std::path::PathBuf>, global: &Global) -> Result<Policy> {
     let config = load_config(global)?;
-    let file = args.policy_file.clone().or(config.policy.file.map(Into::into));
+    let file = policy_file.cloned().or(config.policy.file.map(Into::into));
     let mut policy = match file {
         Some(path) => Policy::load(&path)?,
         None => Policy::defaults(),
@@ -135,7 +135,7 @@ fn policy_from(args: &CallerArgs, global: &Global) -> Result<Policy> {
 }
 
 async fn service(global: &Global, caller: &CallerArgs) -> Result<Maintenance> {
-    let policy = policy_from(caller, global)?;
+    let policy = policy_from(caller.policy_file.as_ref(), global)?;
     let (conn, url) = open(global).await?;
     schema::require_maintenance_table(&conn, &url).await?;
     Ok(Maintenance::new(conn, policy))
@@ -171,7 +171,21 @@ async fn dispatch(cli: &Cli, out: &Output) -> Result<u8> {
             upgrade_check(global, pin_release_version, out).await
         }
         Command::Reconcile(args) => reconcile(args, global, out).await,
+        Command::Serve(args) => serve(args, global).await.map(|()| 0),
     }
+}
+
+async fn serve(args: &ServeArgs, global: &Global) -> Result<()> {
+    let policy = policy_from(args.policy_file.as_ref(), global)?;
+    let url = database_url(global)?;
+    let conn = db::connect_with(&url, Some(args.db_max_connections)).await?;
+    schema::require_maintenance_table(&conn, &url).await?;
+    let options = crate::server::ServeOptions {
+        bind: args.bind,
+        auth: args.auth_strategy,
+        public_endpoint: args.public_endpoint.clone(),
+    };
+    crate::server::serve(Maintenance::new(conn, policy), options).await
 }
 
 async fn maintenance_command(cmd: &MaintenanceCommand, global: &Global, out: &Output) -> Result<()> {

@@ -4,6 +4,7 @@
 
 /// Rule names nodemaint enforces.
 pub const NODE_GET: &str = "baremetal:node:get";
+pub const NODE_LIST: &str = "baremetal:node:list";
 pub const SET_MAINTENANCE: &str = "baremetal:node:set_maintenance";
 pub const CLEAR_MAINTENANCE: &str = "baremetal:node:clear_maintenance";
 pub const MAINTENANCE_GET: &str = "baremetal:node:maintenance:get";
@@ -15,6 +16,8 @@ const SYSTEM_MEMBER: &str = "(role:member and system_scope:all) or rule:service_
 const SYSTEM_READER: &str =
     "(role:reader and system_scope:all) or (role:service and system_scope:all) or rule:service_role";
 const SYSTEM_SERVICE: &str = "role:service and system_scope:all";
+/// Ironic's API_READER: any reader may list; what they see is filtered by scope.
+const API_READER: &str = "role:reader";
 const PROJECT_SERVICE: &str = "role:service and project_id:%(node.owner)s";
 const PROJECT_READER: &str = "role:reader and (project_id:%(node.owner)s or project_id:%(node.lessee)s)";
 const PROJECT_OWNER_MEMBER: &str = "role:member and project_id:%(node.owner)s";
@@ -55,6 +58,7 @@ pub fn rules() -> Vec<(&'static str, String)> {
         ("admin_api", "role:admin or role:administrator".to_owned()),
         ("is_admin", "rule:admin_api".to_owned()),
         (NODE_GET, system_or_project_reader()),
+        (NODE_LIST, API_READER.to_owned()),
         (SET_MAINTENANCE, system_or_owner_member_and_lessee_admin()),
         (CLEAR_MAINTENANCE, system_or_owner_member_and_lessee_admin()),
         (MAINTENANCE_GET, system_or_project_reader()),

@@ -93,10 +93,16 @@ impl Policy {
     }
 }
 
-/// The target for node rules: the node's fields as `node.*`.
-pub fn node_target(node: &nodes::Model) -> Target {
+/// The target for rules about no node in particular (listing nodes).
+pub fn empty_target() -> Target {
     let mut t = Target::new();
     t.insert("config.service_project_name".into(), SERVICE_PROJECT_NAME.into());
+    t
+}
+
+/// The target for node rules: the node's fields as `node.*`.
+pub fn node_target(node: &nodes::Model) -> Target {
+    let mut t = empty_target();
     let fields = [
         ("node.uuid", &node.uuid),
         ("node.name", &node.name),

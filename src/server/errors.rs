@@ -1,0 +1,98 @@
+//! Errors in Ironic's wire format, so existing clients show the message:
+//! a JSON body whose `error_message` is itself JSON. Ironic's own errors
+//! carry `faultcode` / `faultstring` / `debuginfo`; the ones its web
+//! framework raises (405, 406) carry `code` / `title` / `description`.
+
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use nodemaint_checks::render::py_json;
+use serde_json::json;
+
+#[derive(Debug)]
+pub enum ApiError {
+    /// What the library decided (400, 403, 404, 409, 5xx).
+    Library(nodemaint::Error),
+    /// A 4xx the API layer decides (bad body, 401) in Ironic's fault form.
+    Fault(StatusCode, String),
+    /// A framework-level refusal (405, 406).
+    Http(StatusCode, String),
+}
+
+impl From<nodemaint::Error> for ApiError {
+    fn from(e: nodemaint::Error) -> Self {
+        ApiError::Library(e)
+    }
+}
+
+impl ApiError {
+    pub fn bad_request(message: impl Into<String>) -> ApiError {
+        ApiError::Fault(StatusCode::BAD_REQUEST, message.into())
+    }
+
+    pub fn not_found(message: impl Into<String>) -> ApiError {
+        ApiError::Fault(StatusCode::NOT_FOUND, message.into())
+    }
+
+    pub fn status(&self) -> StatusCode {
+        match self {
+            ApiError::Library(e) => StatusCode::from_u16(e.http_status()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR),
+            ApiError::Fault(status, _) | ApiError::Http(status, _) => *status,
+        }
+    }
+
+    /// The `error_message` text, as Ironic encodes it.
+    pub fn error_message(&self) -> String {
+        let status = self.status();
+        match self {
+            ApiError::Library(e) => fault_body(status, e.message()),
+            ApiError::Fault(_, message) => fault_body(status, message),
+            ApiError::Http(_, description) => py_json(&json!({
+                "code": status.as_u16(),
+                "title": status.canonical_reason().unwrap_or(""),
+                "description": description,
+            })),
+        }
+    }
+}
+
+fn fault_body(status: StatusCode, message: &str) -> String {
+    let faultcode = if status.is_server_error() { "Server" } else { "Client" };
+    py_json(&json!({"faultcode": faultcode, "faultstring": message, "debuginfo": null}))
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        if self.status().is_server_error() {
+            tracing::error!("{}", self.error_message());
+        }
+        let body = py_json(&json!({"error_message": self.error_message()}));
+        let mut response = (self.status(), body).into_response();
+        response.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
+        response
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn faults_are_ironics_nested_json() {
+        // Byte for byte what Ironic 39 answers for an unknown node.
+        let e = ApiError::Library(nodemaint::Error::NotFound("Node nope could not be found.".into()));
+        assert_eq!(
+            py_json(&json!({"error_message": e.error_message()})),
+            r#"{"error_message": "{\"faultcode\": \"Client\", \"faultstring\": \"Node nope could not be found.\", \"debuginfo\": null}"}"#
+        );
+        let refused = ApiError::Http(
+            StatusCode::NOT_ACCEPTABLE,
+            "Invalid value for X-OpenStack-Ironic-API-Version header".into(),
+        );
+        assert_eq!(
+            refused.error_message(),
+            r#"{"code": 406, "title": "Not Acceptable", "description": "Invalid value for X-OpenStack-Ironic-API-Version header"}"#
+        );
+        let db = ApiError::Library(nodemaint::Error::Database("database error: x; nothing was changed".into()));
+        assert!(db.error_message().starts_with(r#"{"faultcode": "Server""#));
+    }
+}

@@ -1,0 +1,377 @@
+//! The endpoints: each one reads the request, calls one library operation
+//! and shapes the answer the way Ironic does at the negotiated version. No
+//! authority decision is made here; the library makes them all.
+
+use super::errors::ApiError;
+use super::version::{self, Version};
+use super::{AppState, RequestCaller};
+use axum::Extension;
+use axum::body::Bytes;
+use axum::extract::{Path, Query, State};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use nodemaint::nodes::{NodeQuery, NodeView};
+use nodemaint::{EntryView, NewEntry};
+use nodemaint_checks::render::py_json;
+use serde::Deserialize;
+use serde_json::{Map, Value, json};
+use std::collections::HashMap;
+
+/// Ironic's `[api] max_limit`: the most nodes one page returns.
+const MAX_LIMIT: u64 = 1000;
+
+type ApiResult = Result<Response, ApiError>;
+
+/// A JSON answer written as Ironic (Python's json.dumps) writes it.
+fn json_response(status: StatusCode, value: &Value) -> Response {
+    let mut response = (status, py_json(value)).into_response();
+    response.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    response
+}
+
+/// 202 with an empty body: the boolean endpoints' answer since Ironic's first API.
+fn accepted() -> Response {
+    StatusCode::ACCEPTED.into_response()
+}
+
+/// Where links point: `--public-endpoint`, else the address the client used.
+fn base_url(state: &AppState, headers: &HeaderMap) -> String {
+    if let Some(endpoint) = &state.public_endpoint {
+        return endpoint.trim_end_matches('/').to_owned();
+    }
+    let host = headers.get(header::HOST).and_then(|h| h.to_str().ok()).unwrap_or("localhost");
+    format!("http://{host}")
+}
+
+fn links(base: &str, path: &str) -> Value {
+    json!([{"href": format!("{base}/v1/{path}"), "rel": "self"}, {"href": format!("{base}/{path}"), "rel": "bookmark"}])
+}
+
+fn version_document(base: &str) -> Value {
+    json!({
+        "id": "v1",
+        "links": [{"href": format!("{base}/v1/"), "rel": "self"}],
+        "status": "CURRENT",
+        "min_version": version::MIN.to_string(),
+        "version": version::MAX.to_string(),
+    })
+}
+
+/// `GET /`: version discovery, as Ironic answers it.
+pub async fn root(State(state): State<AppState>, headers: HeaderMap) -> Response {
+    let base = base_url(&state, &headers);
+    json_response(
+        StatusCode::OK,
+        &json!({
+            "name": "OpenStack Ironic API",
+            "description": "Ironic is an OpenStack project which enables the provision and management of baremetal machines.",
+            "default_version": version_document(&base),
+            "versions": [version_document(&base)],
+        }),
+    )
+}
+
+/// `GET /v1`: the v1 document; of Ironic's resources only nodes are served.
+pub async fn v1(State(state): State<AppState>, headers: HeaderMap) -> Response {
+    let base = base_url(&state, &headers);
+    json_response(
+        StatusCode::OK,
+        &json!({
+            "id": "v1",
+            "links": [
+                {"href": format!("{base}/v1/"), "rel": "self"},
+                {"href": "https://docs.openstack.org//ironic/latest/contributor//webapi.html", "rel": "describedby", "type": "text/html"},
+            ],
+            "media_types": {"base": "application/json", "type": "application/vnd.openstack.ironic.v1+json"},
+            "nodes": links(&base, "nodes/"),
+            "version": version_document(&base),
+        }),
+    )
+}
+
+/// Below 1.5 a node is addressed by uuid only, and a name is simply not found.
+fn check_ident(ident: &str, version: Version) -> Result<(), ApiError> {
+    if version < version::NODE_NAMES && uuid::Uuid::try_parse(ident).is_err() {
+        return Err(ApiError::not_found(format!("Node {ident} could not be found.")));
+    }
+    Ok(())
+}
+
+/// The paths of the typed API do not exist below its microversion.
+fn require_typed(version: Version) -> Result<(), ApiError> {
+    if version < version::TYPED_MAINTENANCE {
+        return Err(ApiError::not_found("The resource could not be found."));
+    }
+    Ok(())
+}
+
+/// A node's fields at `version`, in Ironic's order, with its links.
+fn node_json(node: &NodeView, version: Version, base: &str, detail: bool) -> Map<String, Value> {
+    let mut m = Map::new();
+    m.insert("uuid".into(), json!(node.uuid));
+    if detail {
+        m.insert("created_at".into(), json!(node.created_at));
+        m.insert("updated_at".into(), json!(node.updated_at));
+        if version >= version::FAULT {
+            m.insert("fault".into(), json!(node.fault));
+        }
+        if version >= version::LESSEE {
+            m.insert("lessee".into(), json!(node.lessee));
+        }
+    }
+    m.insert("maintenance".into(), json!(node.maintenance));
+    if detail {
+        m.insert("maintenance_reason".into(), json!(node.maintenance_reason));
+    }
+    if version >= version::NODE_NAMES {
+        m.insert("name".into(), json!(node.name));
+    }
+    if detail {
+        if version >= version::OWNER {
+            m.insert("owner".into(), json!(node.owner));
+        }
+        m.insert("reservation".into(), json!(node.reservation));
+    }
+    m.insert("links".into(), links(base, &format!("nodes/{}", node.uuid.as_deref().unwrap_or_default())));
+    m
+}
+
+/// `?fields=a,b` (from 1.8): only those fields, plus the links.
+fn select_fields(mut node: Map<String, Value>, fields: Option<&str>, version: Version) -> Result<Value, ApiError> {
+    let Some(fields) = fields else { return Ok(Value::Object(node)) };
+    if version < version::FIELDS {
+        return Err(ApiError::bad_request("The fields parameter requires API version 1.8 or later."));
+    }
+    let wanted: Vec<&str> = fields.split(',').map(str::trim).filter(|f| !f.is_empty()).collect();
+    if let Some(unknown) = wanted.iter().find(|f| !node.contains_key(**f) || **f == "links") {
+        return Err(ApiError::bad_request(format!("Field(s) \"{unknown}\" are not valid")));
+    }
+    node.retain(|k, _| k == "links" || wanted.contains(&k.as_str()));
+    Ok(Value::Object(node))
+}
+
+#[derive(Debug, Deserialize)]
+pub struct ListParams {
+    limit: Option<String>,
+    marker: Option<String>,
+    maintenance: Option<String>,
+    detail: Option<String>,
+    fields: Option<String>,
+}
+
+fn parse_bool(name: &str, text: &str) -> Result<bool, ApiError> {
+    match text.to_ascii_lowercase().as_str() {
+        "1" | "t" | "true" | "on" | "y" | "yes" => Ok(true),
+        "0" | "f" | "false" | "off" | "n" | "no" => Ok(false),
+        _ => Err(ApiError::bad_request(format!("Invalid value for {name}: '{text}'; expected true or false"))),
+    }
+}
+
+fn parse_limit(text: Option<&str>) -> Result<u64, ApiError> {
+    match text {
+        None => Ok(MAX_LIMIT),
+        Some(t) => match t.parse::<i64>() {
+            Ok(n) if n < 0 => Err(ApiError::bad_request(format!("Limit must be positive: {n}"))),
+            Ok(0) => Ok(MAX_LIMIT),
+            Ok(n) => Ok((n as u64).min(MAX_LIMIT)),
+            Err(_) => Err(ApiError::bad_request(format!("Invalid value for limit: '{t}'; expected an integer"))),
+        },
+    }
+}
+
+async fn list(
+    state: AppState,
+    version: Version,
+    caller: RequestCaller,
+    headers: HeaderMap,
+    params: ListParams,
+    detail: bool,
+) -> ApiResult {
+    let query = NodeQuery {
+        limit: parse_limit(params.limit.as_deref())?,
+        marker: params.marker.clone(),
+        maintenance: params.maintenance.as_deref().map(|m| parse_bool("maintenance", m)).transpose()?,
+    };
+    let detail = detail || params.detail.as_deref().map(|d| parse_bool("detail", d)).transpose()?.unwrap_or(false);
+    let base = base_url(&state, &headers);
+    let found = state.svc.nodes(&caller.0, &query).await?;
+    let nodes = found
+        .iter()
+        .map(|n| select_fields(node_json(n, version, &base, detail), params.fields.as_deref(), version))
+        .collect::<Result<Vec<_>, _>>()?;
+    let mut body = Map::new();
+    body.insert("nodes".into(), Value::Array(nodes));
+    if found.len() as u64 == query.limit
+        && let Some(last) = found.last().and_then(|n| n.uuid.as_deref())
+    {
+        let path = if detail { "nodes/detail" } else { "nodes" };
+        body.insert("next".into(), json!(format!("{base}/v1/{path}?limit={}&marker={last}", query.limit)));
+    }
+    Ok(json_response(StatusCode::OK, &Value::Object(body)))
+}
+
+/// `GET /v1/nodes`.
+pub async fn list_nodes(
+    State(state): State<AppState>,
+    Extension(version): Extension<Version>,
+    Extension(caller): Extension<RequestCaller>,
+    headers: HeaderMap,
+    Query(params): Query<ListParams>,
+) -> ApiResult {
+    list(state, version, caller, headers, params, false).await
+}
+
+/// `GET /v1/nodes/detail`.
+pub async fn list_nodes_detail(
+    State(state): State<AppState>,
+    Extension(version): Extension<Version>,
+    Extension(caller): Extension<RequestCaller>,
+    headers: HeaderMap,
+    Query(params): Query<ListParams>,
+) -> ApiResult {
+    list(state, version, caller, headers, params, true).await
+}
+
+/// `GET /v1/nodes/{node_ident}`.
+pub async fn show_node(
+    State(state): State<AppState>,
+    Extension(version): Extension<Version>,
+    Extension(caller): Extension<RequestCaller>,
+    Path(ident): Path<String>,
+    headers: HeaderMap,
+    Query(params): Query<HashMap<String, String>>,
+) -> ApiResult {
+    check_ident(&ident, version)?;
+    let node = state.svc.node(&caller.0, &ident).await?;
+    let body = select_fields(
+        node_json(&node, version, &base_url(&state, &headers), true),
+        params.get("fields").map(String::as_str),
+        version,
+    )?;
+    Ok(json_response(StatusCode::OK, &body))
+}
+
+/// A request body as a JSON object: empty means `{}`; keys outside `allowed`
+/// are refused as Ironic refuses them.
+fn body_object(body: &Bytes, allowed: &[&str]) -> Result<Map<String, Value>, ApiError> {
+    if body.iter().all(u8::is_ascii_whitespace) {
+        return Ok(Map::new());
+    }
+    let value: Value = serde_json::from_slice(body)
+        .map_err(|e| ApiError::bad_request(format!("The request body is not valid JSON ({e}); send a JSON object")))?;
+    let Value::Object(map) = value else {
+        return Err(ApiError::bad_request("The request body must be a JSON object"));
+    };
+    let unexpected: Vec<&str> = map.keys().map(String::as_str).filter(|k| !allowed.contains(k)).collect();
+    if !unexpected.is_empty() {
+        return Err(ApiError::bad_request(format!("Unexpected arguments: {}", unexpected.join(", "))));
+    }
+    Ok(map)
+}
+
+/// An optional string field: absent or null is `None`.
+fn optional_string(map: &Map<String, Value>, key: &str) -> Result<Option<String>, ApiError> {
+    match map.get(key) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(s)) => Ok(Some(s.clone())),
+        Some(other) => Err(ApiError::bad_request(format!("Expected string for {key}: {other}"))),
+    }
+}
+
+fn entry_json(entry: &EntryView, ident: &str, base: &str) -> Value {
+    let mut value = serde_json::to_value(entry).unwrap_or_else(|_| json!({}));
+    if let Value::Object(m) = &mut value {
+        m.insert("links".into(), links(base, &format!("nodes/{ident}/maintenance/{}", entry.uuid)));
+    }
+    value
+}
+
+/// `PUT /v1/nodes/{node_ident}/maintenance` `{"reason": …}` (all versions):
+/// the node's legacy entry, created or its reason updated; 202, no body.
+pub async fn legacy_set(
+    State(state): State<AppState>,
+    Extension(version): Extension<Version>,
+    Extension(caller): Extension<RequestCaller>,
+    Path(ident): Path<String>,
+    Query(params): Query<HashMap<String, String>>,
+    body: Bytes,
+) -> ApiResult {
+    check_ident(&ident, version)?;
+    let map = body_object(&body, &["reason"])?;
+    // Ironic also takes the reason as a query parameter.
+    let reason = optional_string(&map, "reason")?.or_else(|| params.get("reason").cloned());
+    state.svc.legacy_set(&caller.0, &ident, reason).await?;
+    Ok(accepted())
+}
+
+/// `DELETE /v1/nodes/{node_ident}/maintenance` (all versions): release
+/// every entry, all or nothing; 202 as before 1.116, 204 from it.
+pub async fn release_all(
+    State(state): State<AppState>,
+    Extension(version): Extension<Version>,
+    Extension(caller): Extension<RequestCaller>,
+    Path(ident): Path<String>,
+) -> ApiResult {
+    check_ident(&ident, version)?;
+    state.svc.release_all(&caller.0, &ident).await?;
+    Ok(if version >= version::TYPED_MAINTENANCE { StatusCode::NO_CONTENT.into_response() } else { accepted() })
+}
+
+/// `GET /v1/nodes/{node_ident}/maintenance` (1.116).
+pub async fn list_entries(
+    State(state): State<AppState>,
+    Extension(version): Extension<Version>,
+    Extension(caller): Extension<RequestCaller>,
+    Path(ident): Path<String>,
+    headers: HeaderMap,
+) -> ApiResult {
+    require_typed(version)?;
+    let entries = state.svc.list(&caller.0, &ident).await?;
+    let base = base_url(&state, &headers);
+    let items: Vec<Value> = entries.iter().map(|e| entry_json(e, &ident, &base)).collect();
+    Ok(json_response(StatusCode::OK, &json!({"maintenance": items})))
+}
+
+/// `POST /v1/nodes/{node_ident}/maintenance` (1.116): 201 with the entry.
+pub async fn add_entry(
+    State(state): State<AppState>,
+    Extension(version): Extension<Version>,
+    Extension(caller): Extension<RequestCaller>,
+    Path(ident): Path<String>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> ApiResult {
+    require_typed(version)?;
+    let map = body_object(&body, &["type", "reason", "extra"])?;
+    let entry_type =
+        optional_string(&map, "type")?.ok_or_else(|| ApiError::bad_request("Missing mandatory parameter: type"))?;
+    let extra = match map.get("extra") {
+        None | Some(Value::Null) => None,
+        Some(value) => Some(value.clone()),
+    };
+    let request = NewEntry { entry_type, reason: optional_string(&map, "reason")?, extra };
+    let created = state.svc.add(&caller.0, &ident, request).await?;
+    Ok(json_response(StatusCode::CREATED, &entry_json(&created, &ident, &base_url(&state, &headers))))
+}
+
+/// `DELETE /v1/nodes/{node_ident}/maintenance/{entry_uuid}` (1.116): 204.
+pub async fn release_entry(
+    State(state): State<AppState>,
+    Extension(version): Extension<Version>,
+    Extension(caller): Extension<RequestCaller>,
+    Path((ident, entry_uuid)): Path<(String, String)>,
+) -> ApiResult {
+    require_typed(version)?;
+    state.svc.release(&caller.0, &ident, &entry_uuid).await?;
+    Ok(StatusCode::NO_CONTENT.into_response())
+}
+
+/// Paths nothing is served at.
+pub async fn not_found() -> ApiError {
+    ApiError::not_found("The resource could not be found.")
+}
+
+/// A known path with a method it does not take.
+pub async fn method_not_allowed() -> ApiError {
+    ApiError::Http(StatusCode::METHOD_NOT_ALLOWED, String::new())
+}

@@ -1,0 +1,175 @@
+//! `nodemaint serve`: the spec's REST API, Ironic-compatible on the wire.
+//!
+//! This lives in the binary crate on purpose: it can only reach what the
+//! `nodemaint` library exports, so an API service importing the library
+//! finds everything it needs there ([`nodemaint::Maintenance`] decides;
+//! this module reads requests and writes answers).
+//!
+//! Layers, outermost first: the access log (status and latency on stderr,
+//! with Ironic's `x-openstack-request-id`), microversion negotiation (406
+//! for versions not served; the version headers on every answer), then,
+//! on `/v1/nodes…` only, identity (401 without one). Discovery (`/`,
+//! `/v1`) is public, as in Ironic.
+
+mod auth;
+mod errors;
+mod handlers;
+mod version;
+
+pub use auth::AuthStrategy;
+
+use axum::extract::Request;
+use axum::http::{HeaderMap, HeaderValue, StatusCode};
+use axum::middleware::{self, Next};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{delete, get};
+use axum::{Router, extract::State};
+use errors::ApiError;
+use nodemaint::{Caller, Error, Maintenance, Result};
+use std::net::SocketAddr;
+use std::time::Instant;
+use version::Refusal;
+
+/// What every handler shares.
+#[derive(Clone)]
+pub struct AppState {
+    svc: Maintenance,
+    auth: AuthStrategy,
+    public_endpoint: Option<String>,
+}
+
+/// The caller a request speaks for, set by the identity layer.
+#[derive(Clone)]
+pub struct RequestCaller(pub Caller);
+
+pub struct ServeOptions {
+    pub bind: SocketAddr,
+    pub auth: AuthStrategy,
+    /// The URL clients reach this service at, for links (behind a proxy).
+    pub public_endpoint: Option<String>,
+}
+
+/// The whole API as a router, ready to serve.
+pub fn router(svc: Maintenance, auth: AuthStrategy, public_endpoint: Option<String>) -> Router {
+    let state = AppState { svc, auth, public_endpoint };
+    let nodes = Router::new()
+        .route("/v1/nodes", get(handlers::list_nodes))
+        .route("/v1/nodes/detail", get(handlers::list_nodes_detail))
+        .route("/v1/nodes/{ident}", get(handlers::show_node))
+        .route(
+            "/v1/nodes/{ident}/maintenance",
+            get(handlers::list_entries)
+                .post(handlers::add_entry)
+                .put(handlers::legacy_set)
+                .delete(handlers::release_all),
+        )
+        .route("/v1/nodes/{ident}/maintenance/{entry}", delete(handlers::release_entry))
+        .route_layer(middleware::from_fn_with_state(state.clone(), identify));
+    Router::new()
+        .route("/", get(handlers::root))
+        .route("/v1", get(handlers::v1))
+        .route("/v1/", get(handlers::v1))
+        .merge(nodes)
+        .fallback(handlers::not_found)
+        .method_not_allowed_fallback(handlers::method_not_allowed)
+        .layer(middleware::from_fn(negotiate))
+        .layer(middleware::from_fn(access_log))
+        .with_state(state)
+}
+
+/// Serves until SIGTERM or SIGINT, then finishes the requests in flight.
+pub async fn serve(svc: Maintenance, options: ServeOptions) -> Result<()> {
+    let listener = tokio::net::TcpListener::bind(options.bind).await.map_err(|e| {
+        Error::Config(format!("cannot listen on {}: {e}; choose another address with --bind", options.bind))
+    })?;
+    let local = listener.local_addr().map_err(|e| Error::Config(format!("cannot read the listening address: {e}")))?;
+    tracing::info!("nodemaint API listening on http://{local} (auth strategy: {:?})", options.auth);
+    let app = router(svc, options.auth, options.public_endpoint);
+    axum::serve(listener, app)
+        .with_graceful_shutdown(shutdown_signal())
+        .await
+        .map_err(|e| Error::Config(format!("the HTTP server stopped: {e}")))?;
+    tracing::info!("nodemaint API stopped");
+    Ok(())
+}
+
+async fn shutdown_signal() {
+    let terminate = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut term) => {
+                term.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    tokio::select! {
+        _ = terminate => {},
+        _ = tokio::signal::ctrl_c() => {},
+    }
+    tracing::info!("shutting down: finishing the requests in flight");
+}
+
+fn header<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
+    headers.get(name).and_then(|v| v.to_str().ok())
+}
+
+fn put_header(headers: &mut HeaderMap, name: &'static str, value: String) {
+    if let Ok(v) = HeaderValue::from_str(&value) {
+        headers.insert(name, v);
+    }
+}
+
+fn range_headers(headers: &mut HeaderMap) {
+    put_header(headers, version::MIN_HEADER, version::MIN.to_string());
+    put_header(headers, version::MAX_HEADER, version::MAX.to_string());
+}
+
+/// Picks the version a request is served at, or refuses it (406) under /v1.
+async fn negotiate(mut request: Request, next: Next) -> Response {
+    let headers = request.headers();
+    let asked = version::requested(header(headers, version::STANDARD_HEADER), header(headers, version::HEADER));
+    let negotiated = version::negotiate(asked);
+    let chosen = match negotiated {
+        Ok(v) => v,
+        // Discovery answers whatever was asked, as Ironic's root does.
+        Err(_) if !request.uri().path().starts_with("/v1") => version::MIN,
+        Err(Refusal::Invalid(message)) => return ApiError::Http(StatusCode::NOT_ACCEPTABLE, message).into_response(),
+        Err(Refusal::Unsupported(message)) => {
+            let mut response = ApiError::Http(StatusCode::NOT_ACCEPTABLE, message).into_response();
+            range_headers(response.headers_mut());
+            return response;
+        }
+    };
+    request.extensions_mut().insert(chosen);
+    let mut response = next.run(request).await;
+    let headers = response.headers_mut();
+    range_headers(headers);
+    put_header(headers, version::HEADER, chosen.to_string());
+    put_header(headers, version::STANDARD_HEADER, format!("baremetal {chosen}"));
+    response
+}
+
+/// Who the request speaks for (401 when the proxy left no identity).
+async fn identify(State(state): State<AppState>, mut request: Request, next: Next) -> Response {
+    match auth::caller(state.auth, request.headers()) {
+        Ok(caller) => {
+            request.extensions_mut().insert(RequestCaller(caller));
+            next.run(request).await
+        }
+        Err(auth::Unauthenticated(message)) => ApiError::Fault(StatusCode::UNAUTHORIZED, message).into_response(),
+    }
+}
+
+/// One line per request on stderr: method, path, status, latency, request id.
+async fn access_log(request: Request, next: Next) -> Response {
+    let started = Instant::now();
+    let method = request.method().clone();
+    let path = request.uri().path().to_owned();
+    let request_id = format!("req-{}", uuid::Uuid::new_v4());
+    let mut response = next.run(request).await;
+    let status = response.status().as_u16();
+    let ms = started.elapsed().as_secs_f64() * 1000.0;
+    tracing::info!(target: "nodemaint::api", "{method} {path} status: {status} time: {ms:.1}ms [{request_id}]");
+    put_header(response.headers_mut(), "x-openstack-request-id", request_id);
+    response
+}

@@ -1,0 +1,156 @@
+//! API microversions as Ironic negotiates them: the `OpenStack-API-Version:
+//! baremetal X.Y` header wins when present, else `X-OpenStack-Ironic-API-Version`;
+//! no header means the minimum; `latest` means the maximum; anything outside
+//! the range, or unreadable, is refused with 406 in Ironic's words. Pure.
+
+use std::fmt;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Version {
+    pub major: u32,
+    pub minor: u32,
+}
+
+impl fmt::Display for Version {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}.{}", self.major, self.minor)
+    }
+}
+
+const fn v1(minor: u32) -> Version {
+    Version { major: 1, minor }
+}
+
+/// The oldest version served (Ironic's minimum).
+pub const MIN: Version = v1(1);
+/// One above Ironic 39's 1.115: the typed-maintenance microversion.
+pub const MAX: Version = v1(116);
+/// `GET`/`POST /v1/nodes/{node}/maintenance` and `DELETE …/maintenance/{uuid}`;
+/// a collection `DELETE` answers 204 instead of 202 from here on.
+pub const TYPED_MAINTENANCE: Version = v1(116);
+/// Nodes can be addressed by name.
+pub const NODE_NAMES: Version = v1(5);
+/// `?fields=` selects the fields of a node.
+pub const FIELDS: Version = v1(8);
+/// The node's `fault` field.
+pub const FAULT: Version = v1(42);
+/// The node's `owner` field.
+pub const OWNER: Version = v1(50);
+/// The node's `lessee` field.
+pub const LESSEE: Version = v1(65);
+
+/// The legacy header, also sent back with the version chosen.
+pub const HEADER: &str = "X-OpenStack-Ironic-API-Version";
+pub const MIN_HEADER: &str = "X-OpenStack-Ironic-API-Minimum-Version";
+pub const MAX_HEADER: &str = "X-OpenStack-Ironic-API-Maximum-Version";
+/// The standard header (`baremetal 1.116`), read first when present.
+pub const STANDARD_HEADER: &str = "OpenStack-API-Version";
+const SERVICE_TYPE: &str = "baremetal";
+
+/// Why a requested version is refused (406).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Refusal {
+    /// The header could not be read; Ironic sends no version range then.
+    Invalid(String),
+    /// A well-formed version outside the range; the range headers go back.
+    Unsupported(String),
+}
+
+/// The version a request asks for: the standard header's `baremetal` entry
+/// when that header is present, else the legacy header.
+pub fn requested<'a>(standard: Option<&'a str>, legacy: Option<&'a str>) -> Option<&'a str> {
+    match standard {
+        Some(value) => value.split(',').find_map(|part| {
+            let mut words = part.split_whitespace();
+            match (words.next(), words.next()) {
+                (Some(service), Some(version)) if service.eq_ignore_ascii_case(SERVICE_TYPE) => Some(version),
+                _ => None,
+            }
+        }),
+        None => legacy.map(str::trim),
+    }
+}
+
+/// The version to serve a request with, from what it asked for.
+pub fn negotiate(requested: Option<&str>) -> Result<Version, Refusal> {
+    let Some(text) = requested else { return Ok(MIN) };
+    if text.eq_ignore_ascii_case("latest") {
+        return Ok(MAX);
+    }
+    let parsed =
+        text.split_once('.').and_then(|(major, minor)| Some(Version { major: number(major)?, minor: number(minor)? }));
+    let Some(version) = parsed else {
+        return Err(Refusal::Invalid(format!("Invalid value for {HEADER} header")));
+    };
+    let range = format!("The supported version range is: [{MIN}, {MAX}].");
+    if version.major != MIN.major {
+        return Err(Refusal::Unsupported(format!(
+            "Mutually exclusive versions requested. Version {version} requested but not supported by this service. {range}"
+        )));
+    }
+    if version < MIN || version > MAX {
+        return Err(Refusal::Unsupported(format!(
+            "Version {version} was requested but the minor version is not supported by this service. {range}"
+        )));
+    }
+    Ok(version)
+}
+
+fn number(text: &str) -> Option<u32> {
+    if text.is_empty() || !text.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    text.parse().ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn no_header_is_the_minimum_and_latest_the_maximum() {
+        assert_eq!(negotiate(None), Ok(MIN));
+        assert_eq!(negotiate(Some("latest")), Ok(MAX));
+        assert_eq!(negotiate(Some("1.116")), Ok(TYPED_MAINTENANCE));
+        assert_eq!(negotiate(Some("1.50")), Ok(v1(50)));
+    }
+
+    #[test]
+    fn versions_outside_the_range_are_refused_in_ironics_words() {
+        // Ironic 39 says exactly this for 1.116 with its own maximum, 1.115.
+        assert_eq!(
+            negotiate(Some("1.117")),
+            Err(Refusal::Unsupported(
+                "Version 1.117 was requested but the minor version is not supported by this service. \
+                 The supported version range is: [1.1, 1.116]."
+                    .into()
+            ))
+        );
+        assert_eq!(
+            negotiate(Some("2.1")),
+            Err(Refusal::Unsupported(
+                "Mutually exclusive versions requested. Version 2.1 requested but not supported by this service. \
+                 The supported version range is: [1.1, 1.116]."
+                    .into()
+            ))
+        );
+        assert!(matches!(negotiate(Some("1.0")), Err(Refusal::Unsupported(_))));
+        for bad in ["abc", "1", "1.x", "1.-2", " .3", "1.2.3"] {
+            assert_eq!(
+                negotiate(Some(bad)),
+                Err(Refusal::Invalid("Invalid value for X-OpenStack-Ironic-API-Version header".into())),
+                "{bad}"
+            );
+        }
+    }
+
+    #[test]
+    fn the_standard_header_wins_over_the_legacy_one() {
+        assert_eq!(requested(Some("baremetal 1.80"), Some("1.20")), Some("1.80"));
+        assert_eq!(requested(Some("compute 2.1, baremetal latest"), None), Some("latest"));
+        // Present but naming another service: no version asked, as microversion-parse reads it.
+        assert_eq!(requested(Some("compute 2.1"), Some("1.20")), None);
+        assert_eq!(requested(None, Some(" 1.20 ")), Some("1.20"));
+        assert_eq!(requested(None, None), None);
+    }
+}
