@@ -3,6 +3,7 @@
 
 mod common;
 
+mod api;
 mod backfill;
 mod catalog;
 mod concurrency;

@@ -1,0 +1,554 @@
+//! `nodemaint serve` over real HTTP: the spec's scenarios 1–7 through the
+//! REST API on every backend, at the old microversion and at 1.116, plus
+//! microversion negotiation, Ironic's error format, identity, the request
+//! log and graceful shutdown. Each test starts the real binary on a free
+//! port and talks to it with reqwest.
+
+use crate::backend_tests;
+use crate::common::{TestDb, count, nodemaint_cmd, ok, rows};
+use nodemaint::nodes::{self, NewNode, NodeChange};
+use reqwest::{Method, StatusCode};
+use sea_orm::DatabaseConnection;
+use serde_json::{Value, json};
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+const OWNER: &str = "9c84d2e0f1a3";
+const LESSEE: &str = "a0a0a0a0a0a0";
+const LESSEE_B: &str = "b0b0b0b0b0b0";
+/// The typed-maintenance microversion, and one an old client negotiates.
+const NEW: &str = "1.116";
+const OLD: &str = "1.65";
+
+/// Credentials as a fronting proxy leaves them (trusted-headers).
+#[derive(Clone, Copy)]
+struct As {
+    user: &'static str,
+    project: Option<&'static str>,
+    roles: &'static str,
+}
+
+const OPERATOR: As = As { user: "op-admin", project: None, roles: "admin" };
+const OWNER_MEMBER: As = As { user: "1f2e3d4c5b6a", project: Some(OWNER), roles: "member" };
+const OWNER_TEAMMATE: As = As { user: "teammate", project: Some(OWNER), roles: "member" };
+const LESSEE_ADMIN: As = As { user: "lessee-user", project: Some(LESSEE), roles: "admin" };
+const LESSEE_B_ADMIN: As = As { user: "lessee-b-user", project: Some(LESSEE_B), roles: "admin" };
+
+/// A running `nodemaint serve`, stopped with SIGTERM on drop.
+struct Server {
+    child: Child,
+    base: String,
+    log: Arc<Mutex<Vec<String>>>,
+    http: reqwest::Client,
+}
+
+struct Reply {
+    status: StatusCode,
+    headers: reqwest::header::HeaderMap,
+    body: String,
+}
+
+impl Reply {
+    fn json(&self) -> Value {
+        serde_json::from_str(&self.body).unwrap_or_else(|e| panic!("not JSON ({e}): {}", self.body))
+    }
+
+    /// The message an Ironic client shows: `faultstring` inside `error_message`.
+    fn fault(&self) -> String {
+        let inner: Value = serde_json::from_str(self.json()["error_message"].as_str().expect("error_message"))
+            .expect("error_message is JSON");
+        inner["faultstring"].as_str().or(inner["description"].as_str()).expect("a message").to_owned()
+    }
+
+    fn header(&self, name: &str) -> Option<&str> {
+        self.headers.get(name).and_then(|v| v.to_str().ok())
+    }
+}
+
+impl Server {
+    fn start(url: &str, auth: &str) -> Server {
+        let mut child = nodemaint_cmd(url, &["serve", "--bind", "127.0.0.1:0", "--auth-strategy", auth])
+            .env("RUST_LOG", "info")
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("start nodemaint serve");
+        let mut lines = BufReader::new(child.stderr.take().expect("stderr")).lines();
+        let mut base = None;
+        for line in lines.by_ref() {
+            let line = line.expect("read stderr");
+            if let Some(at) = line.find("listening on http://") {
+                let addr = line[at + "listening on ".len()..].split_whitespace().next().unwrap().to_owned();
+                base = Some(addr);
+                break;
+            }
+        }
+        let base = base.unwrap_or_else(|| panic!("serve exited: {:?}", child.wait()));
+        let log = Arc::new(Mutex::new(Vec::new()));
+        let sink = log.clone();
+        std::thread::spawn(move || {
+            for line in lines.map_while(Result::ok) {
+                sink.lock().unwrap().push(line);
+            }
+        });
+        Server { child, base, log, http: reqwest::Client::new() }
+    }
+
+    async fn call(
+        &self,
+        method: Method,
+        path: &str,
+        version: Option<&str>,
+        who: Option<As>,
+        body: Option<Value>,
+    ) -> Reply {
+        let mut request = self.http.request(method, format!("{}{path}", self.base));
+        if let Some(v) = version {
+            request = request.header("X-OpenStack-Ironic-API-Version", v);
+        }
+        if let Some(who) = who {
+            request = request.header("X-User-Id", who.user).header("X-Roles", who.roles);
+            request = match who.project {
+                Some(p) => request.header("X-Project-Id", p),
+                None => request.header("OpenStack-System-Scope", "all"),
+            };
+        }
+        if let Some(body) = body {
+            request = request.json(&body);
+        }
+        let response = request.send().await.expect("HTTP request");
+        let (status, headers) = (response.status(), response.headers().clone());
+        Reply { status, headers, body: response.text().await.expect("body") }
+    }
+
+    async fn get(&self, path: &str, version: &str, who: As) -> Reply {
+        self.call(Method::GET, path, Some(version), Some(who), None).await
+    }
+
+    /// POST an entry at 1.116; asserts 201 and returns the entry.
+    async fn add(&self, node: &str, who: As, ty: &str, reason: &str) -> Value {
+        let r = self.add_reply(node, who, json!({"type": ty, "reason": reason})).await;
+        assert_eq!(r.status, StatusCode::CREATED, "{}", r.body);
+        r.json()
+    }
+
+    async fn add_reply(&self, node: &str, who: As, body: Value) -> Reply {
+        self.call(Method::POST, &format!("/v1/nodes/{node}/maintenance"), Some(NEW), Some(who), Some(body)).await
+    }
+
+    async fn release(&self, node: &str, entry: &Value, who: As) -> Reply {
+        let path = format!("/v1/nodes/{node}/maintenance/{}", entry["uuid"].as_str().unwrap());
+        self.call(Method::DELETE, &path, Some(NEW), Some(who), None).await
+    }
+
+    async fn release_all(&self, node: &str, version: &str, who: As) -> Reply {
+        self.call(Method::DELETE, &format!("/v1/nodes/{node}/maintenance"), Some(version), Some(who), None).await
+    }
+
+    /// (`maintenance`, `maintenance_reason`) as a client at `version` reads them.
+    async fn legacy_view(&self, node: &str, version: &str) -> (bool, Value) {
+        let r = self.get(&format!("/v1/nodes/{node}"), version, OPERATOR).await;
+        assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+        let n = r.json();
+        (n["maintenance"].as_bool().unwrap(), n["maintenance_reason"].clone())
+    }
+
+    fn log_lines(&self) -> Vec<String> {
+        self.log.lock().unwrap().clone()
+    }
+
+    /// SIGTERM, then the exit status (killed after 10 s if it hangs).
+    fn stop(&mut self) -> std::process::ExitStatus {
+        let _ = std::process::Command::new("kill").arg("-TERM").arg(self.child.id().to_string()).status();
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            if let Some(status) = self.child.try_wait().expect("wait") {
+                return status;
+            }
+            if Instant::now() > deadline {
+                self.child.kill().ok();
+                return self.child.wait().expect("wait");
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        if matches!(self.child.try_wait(), Ok(None)) {
+            self.stop();
+        }
+    }
+}
+
+/// Schema upgraded, `myNode` (owner + lessee) created as an old service would.
+async fn setup(t: &TestDb) -> DatabaseConnection {
+    ok(&t.cli(&["db", "upgrade"]));
+    let db = t.connect().await;
+    let node = NewNode {
+        name: Some("myNode".into()),
+        owner: Some(OWNER.into()),
+        lessee: Some(LESSEE.into()),
+        ..NewNode::default()
+    };
+    nodes::create(&db, node).await.unwrap();
+    db
+}
+
+async fn entry_count(db: &DatabaseConnection) -> i64 {
+    count(db, "SELECT COUNT(*) FROM node_maintenance").await
+}
+
+async fn scenario_1_hardware_replacement_hold_over_http(t: TestDb) {
+    let db = setup(&t).await;
+    let api = Server::start(&t.url, "trusted-headers");
+    let reason = "Disk 3 has bad sectors, scheduled for replacement, see ticket https://myjira/CIDTEAM-3743";
+    let entry = api.add("myNode", OWNER_MEMBER, "hardware_failure", reason).await;
+    assert_eq!(entry["type"], "hardware_failure");
+    assert_eq!(entry["reason"], reason);
+    assert_eq!(entry["scope"], "owner");
+    assert_eq!(entry["asserted_by"], "1f2e3d4c5b6a");
+    assert_eq!(entry["asserted_by_project"], OWNER);
+    assert_eq!(entry["extra"], json!({}));
+    let uuid = entry["uuid"].as_str().unwrap();
+    assert!(uuid::Uuid::parse_str(uuid).is_ok());
+    assert!(entry["links"][0]["href"].as_str().unwrap().ends_with(&format!("/v1/nodes/myNode/maintenance/{uuid}")));
+    // An older client still sees the boolean and a reason synthesised from the entry.
+    let synthesised = json!(format!("hardware_failure: {reason}"));
+    assert_eq!(api.legacy_view("myNode", OLD).await, (true, synthesised.clone()));
+    assert_eq!(api.legacy_view("myNode", NEW).await, (true, synthesised));
+    assert_eq!(entry_count(&db).await, 1);
+}
+
+async fn scenario_2_second_hold_and_duplicate_conflict_over_http(t: TestDb) {
+    let db = setup(&t).await;
+    let api = Server::start(&t.url, "trusted-headers");
+    let disk = api.add("myNode", OWNER_MEMBER, "hardware_failure", "Disk 3 has bad sectors").await;
+    let power = api.add("myNode", OPERATOR, "operator_hold", "Row C power work, change window CHG-2211").await;
+    assert_eq!(power["scope"], "system");
+
+    let listed = api.get("/v1/nodes/myNode/maintenance", NEW, OWNER_MEMBER).await;
+    assert_eq!(listed.status, StatusCode::OK);
+    let entries = listed.json()["maintenance"].as_array().unwrap().clone();
+    let uuids: Vec<&Value> = entries.iter().map(|e| &e["uuid"]).collect();
+    assert_eq!(uuids, [&disk["uuid"], &power["uuid"]]);
+    assert_eq!(
+        api.legacy_view("myNode", OLD).await,
+        (
+            true,
+            json!("hardware_failure: Disk 3 has bad sectors; operator_hold: Row C power work, change window CHG-2211")
+        )
+    );
+
+    // The same type and scope from the same project is one logical entry, whoever asserts it.
+    let again = api.add_reply("myNode", OWNER_TEAMMATE, json!({"type": "hardware_failure", "reason": "again"})).await;
+    assert_eq!(again.status, StatusCode::CONFLICT, "{}", again.body);
+    assert!(again.fault().contains(disk["uuid"].as_str().unwrap()), "{}", again.fault());
+    assert_eq!(entry_count(&db).await, 2);
+}
+
+async fn scenario_3_release_one_hold_at_a_time_over_http(t: TestDb) {
+    let db = setup(&t).await;
+    let api = Server::start(&t.url, "trusted-headers");
+    let _disk = api.add("myNode", OWNER_MEMBER, "hardware_failure", "Disk 3 has bad sectors").await;
+    let power = api.add("myNode", OPERATOR, "operator_hold", "Row C power work").await;
+
+    let r = api.release("myNode", &power, OPERATOR).await;
+    assert_eq!(r.status, StatusCode::NO_CONTENT, "{}", r.body);
+    assert!(r.body.is_empty());
+    assert_eq!(api.legacy_view("myNode", OLD).await, (true, json!("hardware_failure: Disk 3 has bad sectors")));
+    // The release is in node history with the releasing identity and the entry's type and reason.
+    let user = if t.backend == crate::common::Backend::Mysql { "`user`" } else { "\"user\"" };
+    let events = rows(&db, &format!("SELECT event, {user} FROM node_history ORDER BY id")).await;
+    let last = events.last().unwrap();
+    let text = last[0].clone().unwrap();
+    assert!(text.contains(power["uuid"].as_str().unwrap()) && text.contains("operator_hold"), "{text}");
+    assert!(text.contains("Row C power work"), "{text}");
+    assert_eq!(last[1].as_deref(), Some("op-admin"));
+
+    // Unknown entry: 404; not a uuid: 400.
+    let gone = api.release("myNode", &power, OPERATOR).await;
+    assert_eq!(gone.status, StatusCode::NOT_FOUND, "{}", gone.body);
+    let bad = api.release("myNode", &json!({"uuid": "not-a-uuid"}), OPERATOR).await;
+    assert_eq!(bad.status, StatusCode::BAD_REQUEST, "{}", bad.body);
+}
+
+async fn scenario_4_release_everything_over_http(t: TestDb) {
+    let db = setup(&t).await;
+    let api = Server::start(&t.url, "trusted-headers");
+    api.add("myNode", OWNER_MEMBER, "hardware_failure", "Disk 3").await;
+    api.add("myNode", OWNER_MEMBER, "operator_hold", "power").await;
+    let r = api.release_all("myNode", NEW, OWNER_MEMBER).await;
+    assert_eq!(r.status, StatusCode::NO_CONTENT, "{}", r.body);
+    assert_eq!(api.legacy_view("myNode", OLD).await, (false, Value::Null));
+    assert_eq!(entry_count(&db).await, 0);
+    // The old spelling of the same DELETE answers 202, as it always did.
+    api.add("myNode", OWNER_MEMBER, "operator_hold", "again").await;
+    let old = api.release_all("myNode", OLD, OWNER_MEMBER).await;
+    assert_eq!((old.status, old.body.as_str()), (StatusCode::ACCEPTED, ""));
+    assert_eq!(api.legacy_view("myNode", NEW).await, (false, Value::Null));
+}
+
+async fn scenario_5_scoped_holds_and_rbac_denials_over_http(t: TestDb) {
+    let db = setup(&t).await;
+    let api = Server::start(&t.url, "trusted-headers");
+    let operator_entry = api.add("myNode", OPERATOR, "hardware_failure", "PSU failing").await;
+    let lessee_entry = api.add("myNode", LESSEE_ADMIN, "operator_hold", "our own work").await;
+    assert_eq!(lessee_entry["scope"], "lessee");
+
+    // The lessee sees that a system hold exists, and why, but not who placed it.
+    let seen = api.get("/v1/nodes/myNode/maintenance", NEW, LESSEE_ADMIN).await.json();
+    let system = &seen["maintenance"][0];
+    assert_eq!((system["reason"].as_str(), system["asserted_by"].as_str()), (Some("PSU failing"), Some("******")));
+    assert_eq!(system["asserted_by_project"], "******");
+
+    let refused = api.release_all("myNode", NEW, LESSEE_ADMIN).await;
+    assert_eq!(refused.status, StatusCode::FORBIDDEN, "{}", refused.body);
+    assert_eq!(
+        refused.fault(),
+        format!(
+            "Cannot release maintenance entry {} (type hardware_failure, scope system): not permitted at lessee scope",
+            operator_entry["uuid"].as_str().unwrap()
+        )
+    );
+    // All or nothing: the lessee's own entry is still there too.
+    assert_eq!(entry_count(&db).await, 2);
+    // The same refusal for an old client's unset, naming the blocker.
+    let old = api.release_all("myNode", OLD, LESSEE_ADMIN).await;
+    assert_eq!(old.status, StatusCode::FORBIDDEN);
+    assert!(old.fault().contains(operator_entry["uuid"].as_str().unwrap()));
+
+    let own = api.release("myNode", &lessee_entry, LESSEE_ADMIN).await;
+    assert_eq!(own.status, StatusCode::NO_CONTENT, "{}", own.body);
+    assert_eq!(api.legacy_view("myNode", OLD).await, (true, json!("hardware_failure: PSU failing")));
+    // Releasing the system entry by uuid is refused the same way.
+    let direct = api.release("myNode", &operator_entry, LESSEE_ADMIN).await;
+    assert_eq!(direct.status, StatusCode::FORBIDDEN, "{}", direct.body);
+    assert_eq!(entry_count(&db).await, 1);
+}
+
+async fn scenario_6_holds_across_a_lease_change_over_http(t: TestDb) {
+    let db = setup(&t).await;
+    let api = Server::start(&t.url, "trusted-headers");
+    let held = api.add("myNode", LESSEE_ADMIN, "operator_hold", "lease A work").await;
+    // The owner re-assigns the lease, as the Nova driver does on every instance.
+    nodes::set(&db, "myNode", NodeChange { lessee: Some(Some(LESSEE_B.into())), ..NodeChange::default() })
+        .await
+        .unwrap();
+    let refused = api.release_all("myNode", NEW, LESSEE_B_ADMIN).await;
+    assert_eq!(refused.status, StatusCode::FORBIDDEN, "{}", refused.body);
+    assert_eq!(
+        refused.fault(),
+        format!(
+            "Cannot release maintenance entry {} (type operator_hold, scope lessee, asserted by project {LESSEE}): not asserted by your project",
+            held["uuid"].as_str().unwrap()
+        )
+    );
+    // Project A lost the node with the lease: it is not even visible to it now.
+    let former = api.release("myNode", &held, LESSEE_ADMIN).await;
+    assert_eq!(former.status, StatusCode::NOT_FOUND, "{}", former.body);
+    // The owner outranks lessee scope and cleans up.
+    let cleaned = api.release("myNode", &held, OWNER_MEMBER).await;
+    assert_eq!(cleaned.status, StatusCode::NO_CONTENT, "{}", cleaned.body);
+    assert_eq!(api.legacy_view("myNode", NEW).await, (false, Value::Null));
+}
+
+/// Scenario 7 on a database made by Ironic's own migrations.
+async fn scenario_7_legacy_automation_unchanged_over_http(t: TestDb) {
+    t.load_ironic_schema().await;
+    let db = setup(&t).await;
+    let uuid = nodes::find(&db, "myNode").await.unwrap().uuid.unwrap();
+    let api = Server::start(&t.url, "trusted-headers");
+    let path = format!("/v1/nodes/{uuid}/maintenance");
+    // No version header at all: Ironic's minimum, nodes by uuid only.
+    let put = api.call(Method::PUT, &path, None, Some(OWNER_MEMBER), Some(json!({"reason": "rebalancing rack"}))).await;
+    assert_eq!((put.status, put.body.as_str()), (StatusCode::ACCEPTED, ""));
+    assert_eq!(put.header("X-OpenStack-Ironic-API-Version"), Some("1.1"));
+    let shown = api.call(Method::GET, &format!("/v1/nodes/{uuid}"), None, Some(OWNER_MEMBER), None).await.json();
+    assert_eq!(
+        (shown["maintenance"].clone(), shown["maintenance_reason"].clone()),
+        (json!(true), json!("rebalancing rack"))
+    );
+    // Old fields only at the old version.
+    assert!(shown.get("owner").is_none() && shown.get("lessee").is_none() && shown.get("fault").is_none());
+    // A second PUT updates the reason of the one legacy entry.
+    let again = api.call(Method::PUT, &path, Some(OLD), Some(OWNER_TEAMMATE), Some(json!({"reason": "rack 2"}))).await;
+    assert_eq!(again.status, StatusCode::ACCEPTED);
+    assert_eq!(api.legacy_view("myNode", OLD).await, (true, json!("rack 2")));
+    let legacy = rows(&db, "SELECT type, asserted_by FROM node_maintenance").await;
+    assert_eq!(legacy, [[Some("legacy".into()), Some("1f2e3d4c5b6a".into())]], "asserter is never re-stamped");
+    let del = api.call(Method::DELETE, &path, None, Some(OWNER_MEMBER), None).await;
+    assert_eq!((del.status, del.body.as_str()), (StatusCode::ACCEPTED, ""));
+    assert_eq!(api.legacy_view("myNode", OLD).await, (false, Value::Null));
+    assert_eq!(entry_count(&db).await, 0);
+    // Should a typed entry outside its authority appear, its unset fails and names it.
+    let operator_entry = api.add("myNode", OPERATOR, "hardware_failure", "PSU").await;
+    api.call(Method::PUT, &path, None, Some(OWNER_MEMBER), Some(json!({"reason": "script"}))).await;
+    let blocked = api.call(Method::DELETE, &path, None, Some(LESSEE_ADMIN), None).await;
+    assert_eq!(blocked.status, StatusCode::FORBIDDEN, "{}", blocked.body);
+    assert!(blocked.fault().contains(operator_entry["uuid"].as_str().unwrap()), "{}", blocked.fault());
+    assert_eq!(entry_count(&db).await, 2);
+}
+
+backend_tests!(
+    scenario_1_hardware_replacement_hold_over_http,
+    scenario_2_second_hold_and_duplicate_conflict_over_http,
+    scenario_3_release_one_hold_at_a_time_over_http,
+    scenario_4_release_everything_over_http,
+    scenario_5_scoped_holds_and_rbac_denials_over_http,
+    scenario_6_holds_across_a_lease_change_over_http,
+    scenario_7_legacy_automation_unchanged_over_http,
+);
+
+async fn microversions_are_negotiated_as_ironic_does(t: TestDb) {
+    setup(&t).await;
+    let api = Server::start(&t.url, "noauth");
+    let version_of = |r: &Reply| r.header("X-OpenStack-Ironic-API-Version").map(str::to_owned);
+    for (asked, chosen) in [(None, "1.1"), (Some("1.50"), "1.50"), (Some(NEW), NEW), (Some("latest"), NEW)] {
+        let r = api.call(Method::GET, "/v1/nodes", asked, None, None).await;
+        assert_eq!(r.status, StatusCode::OK, "{asked:?}: {}", r.body);
+        assert_eq!(version_of(&r).as_deref(), Some(chosen), "{asked:?}");
+        assert_eq!(r.header("X-OpenStack-Ironic-API-Minimum-Version"), Some("1.1"));
+        assert_eq!(r.header("X-OpenStack-Ironic-API-Maximum-Version"), Some(NEW));
+    }
+    // The standard header form wins over the legacy one.
+    let standard = api
+        .http
+        .get(format!("{}/v1/nodes", api.base))
+        .header("OpenStack-API-Version", "baremetal 1.80")
+        .header("X-OpenStack-Ironic-API-Version", "1.20")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(standard.headers()["X-OpenStack-Ironic-API-Version"], "1.80");
+    assert_eq!(standard.headers()["OpenStack-API-Version"], "baremetal 1.80");
+
+    let unsupported = api.call(Method::GET, "/v1/nodes", Some("1.117"), None, None).await;
+    assert_eq!(unsupported.status, StatusCode::NOT_ACCEPTABLE);
+    assert_eq!(
+        unsupported.body,
+        r#"{"error_message": "{\"code\": 406, \"title\": \"Not Acceptable\", \"description\": \"Version 1.117 was requested but the minor version is not supported by this service. The supported version range is: [1.1, 1.116].\"}"}"#
+    );
+    assert_eq!(unsupported.header("X-OpenStack-Ironic-API-Maximum-Version"), Some(NEW));
+    assert_eq!(version_of(&unsupported), None);
+    let major = api.call(Method::GET, "/v1/nodes", Some("2.1"), None, None).await;
+    assert_eq!(major.status, StatusCode::NOT_ACCEPTABLE);
+    assert!(major.fault().starts_with("Mutually exclusive versions requested. Version 2.1"), "{}", major.fault());
+    let garbage = api.call(Method::GET, "/v1/nodes", Some("abc"), None, None).await;
+    assert_eq!(garbage.status, StatusCode::NOT_ACCEPTABLE);
+    assert_eq!(garbage.fault(), "Invalid value for X-OpenStack-Ironic-API-Version header");
+
+    // The typed endpoints do not exist below 1.116; the boolean ones exist at every version.
+    for (method, path) in
+        [(Method::GET, "/v1/nodes/myNode/maintenance"), (Method::POST, "/v1/nodes/myNode/maintenance")]
+    {
+        let r = api.call(method, path, Some("1.115"), None, Some(json!({"type": "operator_hold"}))).await;
+        assert_eq!(r.status, StatusCode::NOT_FOUND, "{path}: {}", r.body);
+    }
+    let r = api
+        .call(
+            Method::DELETE,
+            &format!("/v1/nodes/myNode/maintenance/{}", uuid::Uuid::new_v4()),
+            Some("1.115"),
+            None,
+            None,
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::NOT_FOUND);
+    // Names are addressable from 1.5, as in Ironic.
+    let by_name = api.call(Method::GET, "/v1/nodes/myNode", Some("1.4"), None, None).await;
+    assert_eq!(by_name.status, StatusCode::NOT_FOUND);
+    assert_eq!(api.call(Method::GET, "/v1/nodes/myNode", Some("1.5"), None, None).await.status, StatusCode::OK);
+
+    // Discovery, as Ironic serves it, advertising 1.116.
+    let root = api.call(Method::GET, "/", None, None, None).await.json();
+    assert_eq!(root["default_version"]["version"], NEW);
+    assert_eq!(root["default_version"]["min_version"], "1.1");
+    assert_eq!(root["name"], "OpenStack Ironic API");
+    let v1 = api.call(Method::GET, "/v1", None, None, None).await.json();
+    assert_eq!(v1["id"], "v1");
+    assert!(v1["nodes"][0]["href"].as_str().unwrap().ends_with("/v1/nodes/"));
+}
+
+async fn errors_and_identity_speak_ironics_wire_format(t: TestDb) {
+    let db = setup(&t).await;
+    let mut api = Server::start(&t.url, "trusted-headers");
+    let missing = api.get("/v1/nodes/nope", NEW, OPERATOR).await;
+    assert_eq!(missing.status, StatusCode::NOT_FOUND);
+    assert_eq!(
+        missing.body,
+        r#"{"error_message": "{\"faultcode\": \"Client\", \"faultstring\": \"Node nope could not be found.\", \"debuginfo\": null}"}"#
+    );
+    assert_eq!(missing.header("content-type"), Some("application/json"));
+    // No identity from the proxy: 401, nothing served.
+    let anonymous = api.call(Method::GET, "/v1/nodes", Some(NEW), None, None).await;
+    assert_eq!(anonymous.status, StatusCode::UNAUTHORIZED);
+    assert!(anonymous.fault().contains("X-User-Id"), "{}", anonymous.fault());
+    // A project that is neither owner nor lessee cannot see the node.
+    let stranger = As { user: "x", project: Some("ffff"), roles: "admin" };
+    assert_eq!(api.get("/v1/nodes/myNode", NEW, stranger).await.status, StatusCode::NOT_FOUND);
+    assert_eq!(api.get("/v1/nodes", NEW, stranger).await.json()["nodes"], json!([]));
+    assert_eq!(api.get("/v1/nodes", NEW, LESSEE_ADMIN).await.json()["nodes"].as_array().unwrap().len(), 1);
+    // A reader passes node:get but not maintenance:add (403 from policy).
+    let reader = As { user: "r", project: Some(OWNER), roles: "reader" };
+    let denied = api.add_reply("myNode", reader, json!({"type": "operator_hold"})).await;
+    assert_eq!(denied.status, StatusCode::FORBIDDEN, "{}", denied.body);
+    assert_eq!(denied.fault(), "baremetal:node:maintenance:add is disallowed by policy");
+
+    // Bad input: 400, one line, nothing written.
+    let cases = [
+        (json!({"type": "legacy"}), "legacy"),
+        (json!({"type": "fault"}), "fault"),
+        (json!({"type": "no_such_type"}), "no_such_type"),
+        (json!({"reason": "no type"}), "Missing mandatory parameter: type"),
+        (json!({"type": "operator_hold", "extra": [1]}), "extra"),
+        (json!({"type": "operator_hold", "scope": "system"}), "Unexpected arguments: scope"),
+        (json!({"type": 5}), "Expected string for type"),
+    ];
+    for (body, needle) in cases {
+        let r = api.add_reply("myNode", OPERATOR, body.clone()).await;
+        assert_eq!(r.status, StatusCode::BAD_REQUEST, "{body}: {}", r.body);
+        assert!(r.fault().contains(needle), "{body}: {}", r.fault());
+    }
+    let not_json = api
+        .http
+        .put(format!("{}/v1/nodes/myNode/maintenance", api.base))
+        .header("X-OpenStack-Ironic-API-Version", NEW)
+        .header("X-User-Id", "op")
+        .header("X-Roles", "admin")
+        .header("OpenStack-System-Scope", "all")
+        .body("{\"reas")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(not_json.status(), StatusCode::BAD_REQUEST);
+    let bad_reason = api
+        .call(Method::PUT, "/v1/nodes/myNode/maintenance", Some(NEW), Some(OPERATOR), Some(json!({"reason": 5})))
+        .await;
+    assert_eq!(bad_reason.fault(), "Expected string for reason: 5");
+    assert_eq!(entry_count(&db).await, 0);
+    assert_eq!(api.legacy_view("myNode", NEW).await, (false, Value::Null));
+
+    // The request log: method, path, status and latency on stderr.
+    api.call(Method::PUT, "/v1/nodes/myNode/maintenance", Some(NEW), Some(OPERATOR), Some(json!({"reason": "x"})))
+        .await;
+    let status = api.stop();
+    assert!(status.success(), "SIGTERM is a clean stop: {status:?}");
+    let log = api.log_lines().join("\n");
+    assert!(log.contains("PUT /v1/nodes/myNode/maintenance status: 202 time: "), "{log}");
+    assert!(log.contains("GET /v1/nodes/nope status: 404"), "{log}");
+    assert!(log.contains("nodemaint API stopped"), "{log}");
+}
+
+mod microversions_are_negotiated_as_ironic_does {
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn sqlite() {
+        let t = crate::common::TestDb::create(crate::common::Backend::Sqlite).await.unwrap();
+        super::microversions_are_negotiated_as_ironic_does(t).await;
+    }
+}
+
+backend_tests!(errors_and_identity_speak_ironics_wire_format);
