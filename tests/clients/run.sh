@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# The real OpenStack clients against `nodemaint serve`, on SQLite and, when
+# NODEMAINT_TEST_POSTGRES_URL / NODEMAINT_TEST_MYSQL_URL are set, PostgreSQL
+# and MariaDB (under CI both must be set). Installs python-ironicclient and
+# openstacksdk from PyPI into a virtual environment cached by requirements.
+#
+#   bash tests/clients/run.sh [path/to/nodemaint]
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+bin=$(realpath "${1:-target/debug/nodemaint}")
+here=tests/clients
+hash=$(sha256sum "$here/requirements.txt" | cut -c1-12)
+venv=${NODEMAINT_CLIENT_VENV:-${XDG_CACHE_HOME:-$HOME/.cache}/nodemaint/clients-$hash}
+# A venv's scripts name their interpreter by path, so it is built in place;
+# the marker says the install finished.
+if [ ! -f "$venv/.installed" ]; then
+  echo "clients: installing $(grep -v '^#' "$here/requirements.txt" | xargs) into $venv"
+  rm -rf "$venv"
+  python3 -m venv "$venv"
+  "$venv/bin/pip" install --quiet --disable-pip-version-check -r "$here/requirements.txt"
+  touch "$venv/.installed"
+fi
+
+work=$(mktemp -d)
+server=""
+cleanup() {
+  [ -n "$server" ] && kill -TERM "$server" 2>/dev/null || true
+  rm -rf "$work"
+}
+trap cleanup EXIT
+
+backends=(sqlite)
+for var in NODEMAINT_TEST_POSTGRES_URL NODEMAINT_TEST_MYSQL_URL; do
+  if [ -n "${!var:-}" ]; then backends+=("$var"); elif [ -n "${CI:-}" ]; then
+    echo "clients: $var is not set: CI must run every backend" >&2; exit 1; fi
+done
+
+for backend in "${backends[@]}"; do
+  name="nodemaint_clients_$(date +%s)_$$"
+  case $backend in
+    sqlite) url="sqlite://$work/$name.db"; drop=(true) ;;
+    NODEMAINT_TEST_POSTGRES_URL)
+      server_url=${NODEMAINT_TEST_POSTGRES_URL%/}; url="$server_url/$name"
+      psql "$server_url/postgres" -qc "CREATE DATABASE $name"
+      drop=(psql "$server_url/postgres" -qc "DROP DATABASE $name WITH (FORCE)") ;;
+    NODEMAINT_TEST_MYSQL_URL)
+      server_url=${NODEMAINT_TEST_MYSQL_URL%/}; url="$server_url/$name"
+      hostport=${server_url#mysql://*@}; user=${server_url#mysql://}; user=${user%@*}
+      mariadb -h "${hostport%:*}" -P "${hostport#*:}" -u "$user" -e "CREATE DATABASE $name"
+      drop=(mariadb -h "${hostport%:*}" -P "${hostport#*:}" -u "$user" -e "DROP DATABASE $name") ;;
+  esac
+  label=$backend; label=${label#NODEMAINT_TEST_}; label=${label%_URL}
+  echo "clients: ${label,,}"
+  "$bin" --database-url "$url" -q db upgrade
+  "$bin" --database-url "$url" -q node create --name myNode >/dev/null
+  log="$work/serve-$name.log"
+  RUST_LOG=info "$bin" --database-url "$url" serve --auth-strategy noauth --bind 127.0.0.1:0 2>"$log" &
+  server=$!
+  addr=""
+  for _ in $(seq 1 100); do
+    addr=$(grep -o 'listening on http://[0-9.:]*' "$log" | head -n1 | sed 's/listening on //') || true
+    [ -n "$addr" ] && break
+    sleep 0.1
+  done
+  [ -n "$addr" ] || { echo "clients: nodemaint serve did not start:" >&2; cat "$log" >&2; exit 1; }
+  status=0
+  "$venv/bin/python" "$here/check.py" "$addr" "$bin" "$url" || status=$?
+  kill -TERM "$server"; wait "$server" || { echo "clients: serve did not stop cleanly" >&2; status=1; }
+  server=""
+  "${drop[@]}"
+  if [ "$status" != 0 ]; then echo "clients: FAILED on ${label,,}; server log:" >&2; tail -n 30 "$log" >&2; exit "$status"; fi
+done
+echo "clients: python-ironicclient and openstacksdk passed on ${#backends[@]} backends"
