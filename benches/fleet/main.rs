@@ -6,13 +6,17 @@
 //! kind against hand-written repair SQL, and with no drift against one
 //! `count(*) … WHERE maintenance` scan; the whole `upgrade check` against
 //! that scan; and assert + release cycles per second through the library
-//! against the same statements issued directly with sqlx. Prints one table
-//! and writes the same as JSON to `target/bench/fleet.json`.
+//! against the same statements issued directly with sqlx; and the legacy
+//! `PUT` + `DELETE` maintenance cycle over HTTP against `nodemaint serve`,
+//! the same statements issued directly with sqlx, and (with `--ironic-url`)
+//! a real Ironic 39 API. Prints one table and writes the same as JSON to
+//! `target/bench/fleet.json`. `--serve-only` runs just the HTTP figures.
 
 mod db;
 mod drift;
 mod hand;
 mod ops;
+mod serve;
 
 use db::{Backend, Scratch};
 use nodemaint::migration::backfill::NoProgress;
@@ -36,15 +40,20 @@ struct Args {
     backends: Vec<Backend>,
     nodes: u64,
     quick: bool,
+    serve_only: bool,
+    /// A running Ironic API (noauth, fake-hardware) to compare `nodemaint serve` with.
+    ironic_url: Option<String>,
 }
 
 fn usage() -> ! {
-    eprintln!("usage: cargo bench --bench fleet -- [--backend sqlite|postgres|mysql|all] [--nodes N] [--quick]");
+    eprintln!(
+        "usage: cargo bench --bench fleet -- [--backend sqlite|postgres|mysql|all] [--nodes N] [--quick] [--serve-only] [--ironic-url URL]"
+    );
     std::process::exit(127)
 }
 
 fn parse_args() -> Args {
-    let mut args = Args { backends: Vec::new(), nodes: 1_000_000, quick: false };
+    let mut args = Args { backends: Vec::new(), nodes: 1_000_000, quick: false, serve_only: false, ironic_url: None };
     let mut it = std::env::args().skip(1);
     while let Some(arg) = it.next() {
         match arg.as_str() {
@@ -57,6 +66,10 @@ fn parse_args() -> Args {
                 args.nodes = it.next().and_then(|n| n.parse().ok()).filter(|n| *n >= 100).unwrap_or_else(|| usage())
             }
             "--quick" => args.quick = true,
+            "--serve-only" => args.serve_only = true,
+            "--ironic-url" => {
+                args.ironic_url = Some(it.next().unwrap_or_else(|| usage()).trim_end_matches('/').to_owned())
+            }
             "--bench" => {}
             _ => usage(),
         }
@@ -153,7 +166,75 @@ fn backfill_in_child(url: &str) -> (f64, f64) {
     (secs, rss_kib / 1024.0)
 }
 
-async fn run_backend(backend: Backend, n: u64, quick: bool) -> Vec<Figure> {
+/// The nodes the per-operation figures work on: one per worker, and a shared hot one.
+async fn bench_nodes(db: &DatabaseConnection) {
+    let names = (0..32).map(|i| ops::node_name(i, false)).chain([ops::HOT.to_owned()]);
+    for name in names {
+        let node = nodemaint::nodes::NewNode { name: Some(name), ..Default::default() };
+        nodemaint::nodes::create(db, node).await.unwrap();
+    }
+}
+
+/// Legacy PUT + DELETE cycles per second over HTTP, 1 and 8 clients on
+/// distinct nodes: `nodemaint serve` against the same statements issued
+/// directly with sqlx, and against a real Ironic when one is given.
+async fn serve_figures(backend: Backend, url: &str, quick: bool, ironic: Option<&str>) -> Vec<Figure> {
+    let name = backend.name();
+    eprintln!("[{name}] legacy PUT + DELETE cycles over HTTP");
+    let db = nodemaint::db::connect(url).await.unwrap();
+    let mut uuids = Vec::new();
+    for i in 0..8 {
+        uuids.push(nodemaint::nodes::find(&db, &ops::node_name(i, false)).await.unwrap().uuid.unwrap());
+    }
+    let run_for = Duration::from_secs(if quick { 1 } else { 10 });
+    let ironic_uuids = match ironic {
+        Some(base) => Some(serve::ironic_nodes(base, 8).await),
+        None => None,
+    };
+    let mut figures = Vec::new();
+    for workers in [1, 8] {
+        let ours = {
+            let served = serve::Served::start(url, workers + 1);
+            serve::cycles(&served.base, &uuids, workers, run_for).await
+        };
+        let direct = ops::direct(url, workers, false, run_for).await;
+        let gated = workers == 8;
+        figures.push(Figure {
+            backend: name,
+            figure: format!("serve: legacy PUT+DELETE cycles/s, {workers} client(s), vs direct sqlx"),
+            ours,
+            hand_written: Some(direct),
+            ratio: Some(ours / direct),
+            target: gated.then(|| ">= 0.8".to_owned()),
+            met: gated.then_some(ours / direct >= 0.8),
+        });
+        if let (Some(base), Some(peer_uuids)) = (ironic, &ironic_uuids) {
+            let peer = serve::cycles(base, peer_uuids, workers, run_for).await;
+            figures.push(Figure {
+                backend: name,
+                figure: format!("serve: legacy PUT+DELETE cycles/s, {workers} client(s), vs Ironic 39 API"),
+                ours,
+                hand_written: Some(peer),
+                ratio: Some(ours / peer),
+                target: gated.then(|| ">= 50".to_owned()),
+                met: gated.then_some(ours / peer >= 50.0),
+            });
+        }
+    }
+    figures
+}
+
+/// `--serve-only`: a small migrated Ironic database, then the HTTP figures.
+async fn run_serve_only(backend: Backend, quick: bool, ironic: Option<&str>) -> Vec<Figure> {
+    let scratch = Scratch::ironic(backend).await;
+    let db = scratch.connect().await;
+    Migrator::up(&db, None).await.unwrap();
+    bench_nodes(&db).await;
+    db.close().await.ok();
+    serve_figures(backend, &scratch.url, quick, ironic).await
+}
+
+async fn run_backend(backend: Backend, n: u64, quick: bool, ironic: Option<&str>) -> Vec<Figure> {
     let name = backend.name();
     let mut figures = Vec::new();
     eprintln!("[{name}] backfill at {n} and {} nodes", n / 10);
@@ -244,13 +325,7 @@ async fn run_backend(backend: Backend, n: u64, quick: bool) -> Vec<Figure> {
     figures.push(lower(backend, "upgrade check (s) vs one count(*) WHERE maintenance scan".into(), check, floor, 4.0));
 
     eprintln!("[{name}] assert + release cycles");
-    for i in 0..32 {
-        let node = nodemaint::nodes::NewNode { name: Some(ops::node_name(i, false)), ..Default::default() };
-        nodemaint::nodes::create(&db, node).await.unwrap();
-    }
-    nodemaint::nodes::create(&db, nodemaint::nodes::NewNode { name: Some(ops::HOT.into()), ..Default::default() })
-        .await
-        .unwrap();
+    bench_nodes(&db).await;
     let run_for = Duration::from_secs(if quick { 1 } else { 5 });
     for hot in [false, true] {
         for workers in [1, 8, 32] {
@@ -270,6 +345,7 @@ async fn run_backend(backend: Backend, n: u64, quick: bool) -> Vec<Figure> {
             });
         }
     }
+    figures.extend(serve_figures(backend, &ours.url, quick, ironic).await);
     figures
 }
 
@@ -299,7 +375,12 @@ async fn main() {
     let args = parse_args();
     let mut figures = Vec::new();
     for backend in &args.backends {
-        figures.extend(run_backend(*backend, args.nodes, args.quick).await);
+        let ironic = args.ironic_url.as_deref();
+        figures.extend(if args.serve_only {
+            run_serve_only(*backend, args.quick, ironic).await
+        } else {
+            run_backend(*backend, args.nodes, args.quick, ironic).await
+        });
     }
     let table = render(&figures);
     println!("{table}");
@@ -311,6 +392,7 @@ async fn main() {
     let machine = serde_json::json!({
         "nodes": args.nodes,
         "quick": args.quick,
+        "ironic_url": args.ironic_url,
         "cpus": std::thread::available_parallelism().map(|n| n.get()).unwrap_or(0),
     });
     let json = serde_json::json!({ "run": machine, "figures": figures });
