@@ -179,20 +179,20 @@ fn parse_limit(text: Option<&str>) -> Result<u64, ApiError> {
     }
 }
 
-async fn list(
-    state: AppState,
-    version: Version,
-    caller: RequestCaller,
+/// `GET /v1/nodes` (`DETAIL = false`) and `GET /v1/nodes/detail` (`true`).
+pub async fn list_nodes<const DETAIL: bool>(
+    State(state): State<AppState>,
+    Extension(version): Extension<Version>,
+    Extension(caller): Extension<RequestCaller>,
     headers: HeaderMap,
-    params: ListParams,
-    detail: bool,
+    Query(params): Query<ListParams>,
 ) -> ApiResult {
     let query = NodeQuery {
         limit: parse_limit(params.limit.as_deref())?,
         marker: params.marker.clone(),
         maintenance: params.maintenance.as_deref().map(|m| parse_bool("maintenance", m)).transpose()?,
     };
-    let detail = detail || params.detail.as_deref().map(|d| parse_bool("detail", d)).transpose()?.unwrap_or(false);
+    let detail = DETAIL || params.detail.as_deref().map(|d| parse_bool("detail", d)).transpose()?.unwrap_or(false);
     let base = base_url(&state, &headers);
     let found = state.svc.nodes(&caller.0, &query).await?;
     let nodes = found
@@ -208,28 +208,6 @@ async fn list(
         body.insert("next".into(), json!(format!("{base}/v1/{path}?limit={}&marker={last}", query.limit)));
     }
     Ok(json_response(StatusCode::OK, &Value::Object(body)))
-}
-
-/// `GET /v1/nodes`.
-pub async fn list_nodes(
-    State(state): State<AppState>,
-    Extension(version): Extension<Version>,
-    Extension(caller): Extension<RequestCaller>,
-    headers: HeaderMap,
-    Query(params): Query<ListParams>,
-) -> ApiResult {
-    list(state, version, caller, headers, params, false).await
-}
-
-/// `GET /v1/nodes/detail`.
-pub async fn list_nodes_detail(
-    State(state): State<AppState>,
-    Extension(version): Extension<Version>,
-    Extension(caller): Extension<RequestCaller>,
-    headers: HeaderMap,
-    Query(params): Query<ListParams>,
-) -> ApiResult {
-    list(state, version, caller, headers, params, true).await
 }
 
 /// `GET /v1/nodes/{node_ident}`.

@@ -53,8 +53,8 @@ pub struct ServeOptions {
 pub fn router(svc: Maintenance, auth: AuthStrategy, public_endpoint: Option<String>) -> Router {
     let state = AppState { svc, auth, public_endpoint };
     let nodes = Router::new()
-        .route("/v1/nodes", get(handlers::list_nodes))
-        .route("/v1/nodes/detail", get(handlers::list_nodes_detail))
+        .route("/v1/nodes", get(handlers::list_nodes::<false>))
+        .route("/v1/nodes/detail", get(handlers::list_nodes::<true>))
         .route("/v1/nodes/{ident}", get(handlers::show_node))
         .route(
             "/v1/nodes/{ident}/maintenance",

@@ -463,6 +463,25 @@ async fn microversions_are_negotiated_as_ironic_does(t: TestDb) {
     assert_eq!(by_name.status, StatusCode::NOT_FOUND);
     assert_eq!(api.call(Method::GET, "/v1/nodes/myNode", Some("1.5"), None, None).await.status, StatusCode::OK);
 
+    // Listing: short items, detail, pages with a next link, fields.
+    let short = api.call(Method::GET, "/v1/nodes", Some(NEW), None, None).await.json();
+    assert!(short["nodes"][0].get("maintenance_reason").is_none() && short["nodes"][0]["name"] == "myNode");
+    let detail = api.call(Method::GET, "/v1/nodes/detail", Some(NEW), None, None).await.json();
+    assert_eq!(detail["nodes"][0]["owner"], OWNER);
+    assert!(detail["nodes"][0].get("maintenance_reason").is_some());
+    let db = t.connect().await;
+    nodes::create(&db, NewNode { name: Some("second".into()), ..NewNode::default() }).await.unwrap();
+    let page = api.call(Method::GET, "/v1/nodes?limit=1", Some(NEW), None, None).await.json();
+    let first = page["nodes"][0]["uuid"].as_str().unwrap().to_owned();
+    assert!(page["next"].as_str().unwrap().ends_with(&format!("/v1/nodes?limit=1&marker={first}")), "{page}");
+    let rest = api.call(Method::GET, &format!("/v1/nodes?limit=1&marker={first}"), Some(NEW), None, None).await.json();
+    assert_eq!(rest["nodes"][0]["name"], "second");
+    let fields = api.call(Method::GET, "/v1/nodes/myNode?fields=maintenance,owner", Some(NEW), None, None).await.json();
+    let keys: Vec<&String> = fields.as_object().unwrap().keys().collect();
+    assert_eq!(keys, ["maintenance", "owner", "links"]);
+    let bad = api.call(Method::GET, "/v1/nodes/myNode?fields=bogus", Some(NEW), None, None).await;
+    assert_eq!(bad.status, StatusCode::BAD_REQUEST);
+
     // Discovery, as Ironic serves it, advertising 1.116.
     let root = api.call(Method::GET, "/", None, None, None).await.json();
     assert_eq!(root["default_version"]["version"], NEW);
