@@ -8,7 +8,8 @@
 //! tables in `nodemaint-entity`, the upgrade checks in `nodemaint-checks`.
 //!
 //! Not for: rendering. The binary (`src/main.rs`, `src/cli/`) parses
-//! arguments, calls into here, and prints.
+//! arguments, calls into here, and prints; its REST API (`src/server/`)
+//! is built on this crate's public items alone.
 
 pub mod caller;
 pub mod config;

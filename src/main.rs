@@ -1,5 +1,5 @@
-//! The `nodemaint` command: parse, call the library, render. No SQL and no
-//! authority decisions live here.
+//! The `nodemaint` command: parse, call the library, render; and `serve`,
+//! the REST API (`server/`). No SQL and no authority decisions live here.
 
 mod cli;
 mod server;
