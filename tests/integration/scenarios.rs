@@ -370,7 +370,31 @@ async fn long_identities_fit_history_and_are_kept_in_full(t: TestDb) {
     assert_eq!(status(&svc.add(&huge, "longNode", typed("hardware_failure", "x")).await.unwrap_err()), 400);
 }
 
+/// `GET /v1/nodes`: a project sees the nodes it owns or leases, a system
+/// caller all; `maintenance` filters; `marker` pages; `node:list` is policy.
+async fn node_listing_shows_what_the_caller_may_see(t: TestDb) {
+    let (svc, _db) = setup(&t, Policy::defaults()).await;
+    let names = |v: Vec<nodemaint::nodes::NodeView>| v.into_iter().map(|n| n.name.unwrap()).collect::<Vec<_>>();
+    let all = nodemaint::nodes::NodeQuery { limit: 100, marker: None, maintenance: None };
+    assert_eq!(names(svc.nodes(&operator(), &all).await.unwrap()), ["myNode", "otherNode"]);
+    assert_eq!(names(svc.nodes(&owner_member("u"), &all).await.unwrap()), ["myNode", "otherNode"]);
+    assert_eq!(names(svc.nodes(&lessee_admin(LESSEE), &all).await.unwrap()), ["myNode"]);
+    assert!(svc.nodes(&lessee_admin(LESSEE_B), &all).await.unwrap().is_empty());
+    svc.legacy_set(&operator(), "otherNode", Some("held".into())).await.unwrap();
+    let maintained = nodemaint::nodes::NodeQuery { maintenance: Some(true), ..all.clone() };
+    assert_eq!(names(svc.nodes(&operator(), &maintained).await.unwrap()), ["otherNode"]);
+    let free = nodemaint::nodes::NodeQuery { maintenance: Some(false), ..all.clone() };
+    assert_eq!(names(svc.nodes(&operator(), &free).await.unwrap()), ["myNode"]);
+    let page = nodemaint::nodes::NodeQuery { limit: 1, marker: Some("myNode".into()), maintenance: None };
+    assert_eq!(names(svc.nodes(&operator(), &page).await.unwrap()), ["otherNode"]);
+    let unknown = nodemaint::nodes::NodeQuery { marker: Some("nope".into()), ..all.clone() };
+    assert_eq!(svc.nodes(&operator(), &unknown).await.unwrap_err().http_status(), 404);
+    let no_roles = Caller::project("u", OWNER, &[]);
+    assert_eq!(status(&svc.nodes(&no_roles, &all).await.unwrap_err()), 403);
+}
+
 backend_tests!(
+    node_listing_shows_what_the_caller_may_see,
     scenario_1_hardware_replacement_hold,
     scenario_2_a_second_hold_and_409_on_duplicates,
     scenario_3_releasing_one_hold_at_a_time,
