@@ -571,3 +571,25 @@ mod microversions_are_negotiated_as_ironic_does {
 }
 
 backend_tests!(errors_and_identity_speak_ironics_wire_format);
+
+/// `serve`'s documented exit codes when it cannot start.
+async fn serve_refuses_to_start_with_its_documented_exit_codes(t: TestDb) {
+    // No schema yet: 5, naming the fix.
+    let out = nodemaint_cmd(&t.url, &["serve", "--bind", "127.0.0.1:0"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(5), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("db upgrade"));
+    // The port is taken: 3.
+    setup(&t).await;
+    let api = Server::start(&t.url, "noauth");
+    let out = nodemaint_cmd(&t.url, &["serve", "--bind", api.base.trim_start_matches("http://")]).output().unwrap();
+    assert_eq!(out.status.code(), Some(3), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("cannot listen on"));
+}
+
+mod serve_refuses_to_start_with_its_documented_exit_codes {
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn sqlite() {
+        let t = crate::common::TestDb::create(crate::common::Backend::Sqlite).await.unwrap();
+        super::serve_refuses_to_start_with_its_documented_exit_codes(t).await;
+    }
+}
