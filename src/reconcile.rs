@@ -1,10 +1,11 @@
 //! `reconcile`: after the release pin lifts (and from cron at any time),
 //! converge `node_maintenance` with the legacy columns that services of the
 //! pinned release kept writing. Detection is read-only and set-based
-//! (`nodemaint_migration::drift`, two queries per range of node ids);
-//! only ranges with drift are repaired, each in one transaction that locks
-//! just the drifted nodes, re-detects under the lock (so a concurrent
-//! reconcile or API call is never repaired twice), then repairs set-based:
+//! (`nodemaint_migration::drift`, one query per window of node ids, which
+//! returns only the candidates); candidates are repaired `--batch-size` at a
+//! time, each batch in one transaction that locks just those nodes,
+//! classifies them under the lock (so a concurrent reconcile or API call is
+//! never repaired twice, and nothing is loaded twice), then repairs set-based:
 //! the backfill's `INSERT … SELECT` for missing legacy entries, one
 //! multi-row insert for history, one `DELETE … IN`, one `UPDATE … CASE` that
 //! re-synthesises the boolean and the reason column.
@@ -16,7 +17,7 @@ use crate::schema;
 use nodemaint_entity::vocab::maintenance_reason_column;
 use nodemaint_entity::{node_history, node_maintenance};
 use nodemaint_migration::backfill::{self, Missing, NodeSet, Progress};
-use nodemaint_migration::drift::{self, DriftKind, LegacyFix, NodeDrift, Nodes, RECONCILE_ASSERTER};
+use nodemaint_migration::drift::{self, DriftKind, LegacyFix, NodeDrift, RECONCILE_ASSERTER};
 use nodemaint_migration::lock::{self, LockError, RECONCILE_LOCK};
 use nodemaint_migration::sql::{now_utc, stmt};
 use sea_orm::{
@@ -24,14 +25,12 @@ use sea_orm::{
     TransactionTrait, Value,
 };
 use serde::Serialize;
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
-/// Default `--batch-size`: the most drifted nodes one repair transaction locks.
+/// Default `--batch-size`: the most candidate nodes one repair transaction locks.
 pub const DEFAULT_BATCH_SIZE: i64 = 1000;
-/// Detection windows are this many batches of node ids wide.
-pub const DETECT_FACTOR: i64 = 10;
 
 pub struct ReconcileOptions {
     pub batch_size: i64,
@@ -97,12 +96,12 @@ struct Tally {
 impl Tally {
     fn found(&mut self, d: &NodeDrift) {
         for k in &d.kinds {
-            *self.found.entry(*k).or_default() += 1;
+            *self.found.entry(*k).or_default() += d.repairs();
         }
     }
     fn repaired(&mut self, d: &NodeDrift) {
         for k in &d.kinds {
-            *self.repaired.entry(*k).or_default() += 1;
+            *self.repaired.entry(*k).or_default() += d.repairs();
         }
         if d.kinds.contains(&DriftKind::ClearedWithTypedEntries) && self.typed_on_cleared.len() < 100 {
             self.typed_on_cleared.push(d.node_uuid.clone().unwrap_or_else(|| format!("id {}", d.node_id)));
@@ -168,47 +167,41 @@ pub async fn reconcile(db: &DatabaseConnection, url: &str, mut options: Reconcil
 async fn run(db: &DatabaseConnection, options: &ReconcileOptions, pinned: bool) -> Result<Tally> {
     let mut tally = Tally::default();
     let mut budget = options.max_count.unwrap_or(u64::MAX);
-    let batch = options.batch_size.max(1);
-    // Detection reads windows of DETECT_FACTOR × batch ids (two queries
-    // each); repairs lock and rewrite at most `batch` drifted nodes per transaction.
-    let window = batch.saturating_mul(DETECT_FACTOR);
-    let chunk = (batch as usize).min(drift::LOAD_CHUNK);
-    if let Some((min, max)) = drift::node_id_bounds(db).await? {
-        options.progress.begin("reconciling", (max - min + 1) as u64);
-        let mut lo = min;
-        while lo <= max {
-            let hi = lo.saturating_add(window).min(max + 1);
-            let found = drift::scan(db, Nodes::Range(lo, hi), pinned).await?;
-            found.iter().for_each(|d| tally.found(d));
-            for group in found.chunks(chunk) {
+    let batch = usize::try_from(options.batch_size.max(1)).unwrap_or(usize::MAX);
+    let windows = drift::windows(db).await?;
+    if let (Some((first, _)), Some((_, last))) = (windows.first(), windows.last()) {
+        options.progress.begin("reconciling", (last - first) as u64);
+    }
+    for (lo, hi) in windows {
+        let ids = drift::candidates(db, lo, hi).await?;
+        let mut at = lo;
+        for group in ids.chunks(batch) {
+            let mut pending = group;
+            while !pending.is_empty() {
                 if options.dry_run || budget == 0 {
+                    // Report only: classified without locks, nothing written.
+                    for chunk in pending.chunks(drift::LOAD_CHUNK) {
+                        drift::scan(db, chunk, pinned).await?.iter().for_each(|d| tally.found(d));
+                    }
                     break;
                 }
-                let ids: Vec<i32> =
-                    group.iter().take(budget.min(usize::MAX as u64) as usize).map(|d| d.node_id).collect();
-                let repaired = repair_nodes(db, &ids, pinned).await?;
-                budget = budget.saturating_sub(repaired.len() as u64);
-                repaired.iter().for_each(|d| tally.repaired(d));
-                tracing::debug!(first_id = lo, end_id = hi, repaired = repaired.len(), "reconcile batch repaired");
+                let (now, later) = pending.split_at(pending.len().min(budget.min(usize::MAX as u64) as usize));
+                let repaired = repair_nodes(db, now, pinned).await?;
+                for d in &repaired {
+                    tally.found(d);
+                    tally.repaired(d);
+                    budget = budget.saturating_sub(d.repairs());
+                }
+                tracing::debug!(first_id = now[0], repaired = repaired.len(), "reconcile batch repaired");
+                pending = later;
             }
-            options.progress.advance((hi - lo) as u64);
-            lo = hi;
+            let next = i64::from(group[group.len() - 1]) + 1;
+            options.progress.advance((next - at) as u64);
+            at = next;
         }
-        options.progress.finish();
+        options.progress.advance((hi - at) as u64);
     }
-    // Entries whose node is gone cannot be found by node range.
-    let total_orphans = drift::orphan_count(db).await?;
-    *tally.found.entry(DriftKind::OrphanedEntries).or_default() += total_orphans;
-    while !options.dry_run && budget > 0 && total_orphans > 0 {
-        let orphans = drift::orphans(db, budget.min(batch as u64)).await?;
-        if orphans.is_empty() {
-            break;
-        }
-        let n = orphans.len() as u64;
-        remove_orphans(db, &orphans).await?;
-        *tally.repaired.entry(DriftKind::OrphanedEntries).or_default() += n;
-        budget = budget.saturating_sub(n);
-    }
+    options.progress.finish();
     Ok(tally)
 }
 
@@ -225,13 +218,13 @@ async fn lock_nodes(txn: &DatabaseTransaction, ids: &[i32]) -> Result<()> {
     Ok(())
 }
 
-/// Repairs the drift of `ids` in one transaction; returns what it repaired
-/// (re-detected under the lock, so possibly less than was found).
+/// Repairs the drift of the candidates `ids` in one transaction; returns
+/// what it repaired (classified under the lock, so only real drift).
 async fn repair_nodes(db: &DatabaseConnection, ids: &[i32], pinned: bool) -> Result<Vec<NodeDrift>> {
     let started = std::time::Instant::now();
     let txn = db.begin().await?;
     lock_nodes(&txn, ids).await?;
-    let drifts = drift::scan(&txn, Nodes::Ids(ids), pinned).await?;
+    let drifts = drift::scan(&txn, ids, pinned).await?;
     tracing::trace!(elapsed_ms = started.elapsed().as_millis() as u64, "locked and re-detected");
     if drifts.is_empty() {
         txn.commit().await?;
@@ -290,7 +283,15 @@ async fn repair_nodes(db: &DatabaseConnection, ids: &[i32], pinned: bool) -> Res
     // Releases, each recorded with the entry's full data.
     let releases: Vec<&(node_maintenance::Model, DriftKind)> = drifts.iter().flat_map(|d| d.release.iter()).collect();
     for (entry, kind) in &releases {
-        events.push(history::event_model(Action::Released, entry, &actor, Some(note(*kind, pinned))));
+        let mut event = history::event_model(Action::Released, entry, &actor, Some(note(*kind, pinned)));
+        if *kind == DriftKind::OrphanedEntries {
+            // The node is gone, so the event cannot point at it: node_id
+            // stays NULL and the text names the node id.
+            let text = event.event.take().flatten().unwrap_or_default();
+            event.event = sea_orm::ActiveValue::Set(Some(format!("{text} [node id {}]", entry.node_id)));
+            event.node_id = sea_orm::ActiveValue::Set(None);
+        }
+        events.push(event);
     }
     tracing::trace!(elapsed_ms = started.elapsed().as_millis() as u64, "reasons updated");
     if !events.is_empty() {
@@ -304,7 +305,7 @@ async fn repair_nodes(db: &DatabaseConnection, ids: &[i32], pinned: bool) -> Res
 
     tracing::trace!(elapsed_ms = started.elapsed().as_millis() as u64, "entries released");
     // The boolean and the reason column, re-synthesised from what remains.
-    let touched: Vec<i32> = pick(&|d| !(d.create_legacy_for_empty && d.kinds.len() == 1));
+    let touched: Vec<i32> = pick(&|d| !d.is_orphan() && !(d.create_legacy_for_empty && d.kinds.len() == 1));
     if !touched.is_empty() {
         sync_nodes(&txn, &touched, now).await?;
     }
@@ -352,28 +353,5 @@ pub(crate) async fn sync_nodes(txn: &DatabaseTransaction, ids: &[i32], now: chro
         values,
     ))
     .await?;
-    Ok(())
-}
-
-async fn remove_orphans(db: &DatabaseConnection, orphans: &[node_maintenance::Model]) -> Result<()> {
-    let txn = db.begin().await?;
-    let actor = reconciler();
-    // The node is gone, so the event cannot point at it: node_id stays NULL
-    // and the text names the node id.
-    let events: Vec<node_history::ActiveModel> = orphans
-        .iter()
-        .map(|e| {
-            let mut event =
-                history::event_model(Action::Released, e, &actor, Some(note(DriftKind::OrphanedEntries, false)));
-            let text = event.event.take().flatten().unwrap_or_default();
-            event.event = sea_orm::ActiveValue::Set(Some(format!("{text} [node id {}]", e.node_id)));
-            event.node_id = sea_orm::ActiveValue::Set(None);
-            event
-        })
-        .collect();
-    node_history::Entity::insert_many(events).exec(&txn).await?;
-    let ids: BTreeSet<i32> = orphans.iter().map(|e| e.id).collect();
-    node_maintenance::Entity::delete_many().filter(node_maintenance::Column::Id.is_in(ids)).exec(&txn).await?;
-    txn.commit().await?;
     Ok(())
 }

@@ -87,7 +87,9 @@ pub enum LegacyFix {
 /// Pure: the drift of each node, given the nodes (those in maintenance and
 /// those holding entries) and all their entries. While the release is
 /// pinned the boolean is canonical, so entries on a cleared node are all
-/// released, typed ones included.
+/// released, typed ones included. Entries whose node is not in `nodes` are
+/// orphans (their node was deleted without the cascade): one drift per
+/// missing node, releasing all of them.
 pub fn classify(nodes: &[nodes::Model], entries: &[node_maintenance::Model], pinned: bool) -> Vec<NodeDrift> {
     let mut by_node: BTreeMap<i32, Vec<&node_maintenance::Model>> = BTreeMap::new();
     for e in entries {
@@ -95,7 +97,7 @@ pub fn classify(nodes: &[nodes::Model], entries: &[node_maintenance::Model], pin
     }
     let mut out = Vec::new();
     for node in nodes {
-        let mut es: Vec<&node_maintenance::Model> = by_node.get(&node.id).cloned().unwrap_or_default();
+        let mut es: Vec<&node_maintenance::Model> = by_node.remove(&node.id).unwrap_or_default();
         es.sort_by_key(|e| (e.asserted_at, e.id));
         let mut drift = NodeDrift {
             node_id: node.id,
@@ -147,10 +149,34 @@ pub fn classify(nodes: &[nodes::Model], entries: &[node_maintenance::Model], pin
             out.push(drift);
         }
     }
+    // What is left belongs to nodes that do not exist.
+    for (node_id, es) in by_node {
+        out.push(NodeDrift {
+            node_id,
+            node_uuid: None,
+            kinds: vec![DriftKind::OrphanedEntries],
+            create_legacy_for_empty: false,
+            legacy_takes_column: None,
+            release: es.into_iter().map(|e| (e.clone(), DriftKind::OrphanedEntries)).collect(),
+        });
+    }
     out
 }
 
-/// Counts of each drift kind and a few example node uuids.
+impl NodeDrift {
+    /// Entries whose node is gone: their repair records history with no node.
+    pub fn is_orphan(&self) -> bool {
+        self.kinds == [DriftKind::OrphanedEntries]
+    }
+
+    /// How many repairs this is: one per node, or one per entry whose node is gone.
+    pub fn repairs(&self) -> u64 {
+        if self.is_orphan() { self.release.len() as u64 } else { 1 }
+    }
+}
+
+/// Counts of each drift kind and a few example node uuids (entry uuids for
+/// entries whose node is gone).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct DriftSummary {
     pub counts: BTreeMap<DriftKind, u64>,
@@ -163,18 +189,18 @@ pub const EXAMPLES: usize = 3;
 impl DriftSummary {
     pub fn add(&mut self, drift: &NodeDrift) {
         for kind in &drift.kinds {
-            *self.counts.entry(*kind).or_default() += 1;
+            *self.counts.entry(*kind).or_default() += drift.repairs();
             let examples = self.examples.entry(*kind).or_default();
-            if examples.len() < EXAMPLES {
-                examples.push(drift.node_uuid.clone().unwrap_or_else(|| format!("id {}", drift.node_id)));
+            let names: Vec<String> = if drift.is_orphan() {
+                drift.release.iter().map(|(e, _)| e.uuid.clone()).collect()
+            } else {
+                vec![drift.node_uuid.clone().unwrap_or_else(|| format!("id {}", drift.node_id))]
+            };
+            for name in names {
+                if examples.len() < EXAMPLES {
+                    examples.push(name);
+                }
             }
-        }
-    }
-
-    pub fn add_orphans(&mut self, count: u64, examples: Vec<String>) {
-        if count > 0 {
-            *self.counts.entry(DriftKind::OrphanedEntries).or_default() += count;
-            self.examples.entry(DriftKind::OrphanedEntries).or_default().extend(examples.into_iter().take(EXAMPLES));
         }
     }
 
@@ -187,60 +213,31 @@ impl DriftSummary {
     }
 }
 
-/// Which nodes a scan reads.
-#[derive(Debug, Clone, Copy)]
-pub enum Nodes<'a> {
-    Range(i64, i64),
-    Ids(&'a [i32]),
-}
-
-/// The nodes and entries [`classify`] needs for `which`: two queries, plus a
-/// third only when entries sit on nodes that are out of maintenance.
+/// The nodes (any state) and entries [`classify`] needs for `ids`: two queries.
 pub async fn load<C: ConnectionTrait>(
     db: &C,
-    which: Nodes<'_>,
+    ids: &[i32],
 ) -> Result<(Vec<nodes::Model>, Vec<node_maintenance::Model>), DbErr> {
-    use sea_orm::sea_query::ExprTrait;
-    let (node_filter, entry_filter) = match which {
-        Nodes::Range(lo, hi) => (
-            nodes::Column::Id.gte(lo).and(nodes::Column::Id.lt(hi)),
-            node_maintenance::Column::NodeId.gte(lo).and(node_maintenance::Column::NodeId.lt(hi)),
-        ),
-        Nodes::Ids(ids) => {
-            (nodes::Column::Id.is_in(ids.iter().copied()), node_maintenance::Column::NodeId.is_in(ids.iter().copied()))
-        }
-    };
     let entries = node_maintenance::Entity::find()
-        .filter(entry_filter)
+        .filter(node_maintenance::Column::NodeId.is_in(ids.iter().copied()))
         .order_by_asc(node_maintenance::Column::Id)
         .all(db)
         .await?;
-    let mut found = nodes::Entity::find()
-        .filter(node_filter)
-        .filter(nodes::Column::Maintenance.eq(true))
+    let found = nodes::Entity::find()
+        .filter(nodes::Column::Id.is_in(ids.iter().copied()))
         .order_by_asc(nodes::Column::Id)
         .all(db)
         .await?;
-    let seen: BTreeSet<i32> = found.iter().map(|n| n.id).collect();
-    let others: BTreeSet<i32> = entries.iter().map(|e| e.node_id).filter(|id| !seen.contains(id)).collect();
-    if !others.is_empty() {
-        found.extend(nodes::Entity::find().filter(nodes::Column::Id.is_in(others)).all(db).await?);
-    }
     Ok((found, entries))
 }
 
-/// The drift among `which` nodes. A range is first narrowed in SQL to the
-/// nodes that can drift ([`candidates`]), so a clean range costs two
-/// queries that return nothing; only candidates are loaded and classified.
-pub async fn scan<C: ConnectionTrait>(db: &C, which: Nodes<'_>, pinned: bool) -> Result<Vec<NodeDrift>, DbErr> {
-    let ids = match which {
-        Nodes::Range(lo, hi) => candidates(db, lo, hi).await?,
-        Nodes::Ids(ids) => ids.to_vec(),
-    };
+/// The drift of exactly these nodes (candidates, or a repair's locked
+/// nodes), loaded and classified [`LOAD_CHUNK`] ids at a time.
+pub async fn scan<C: ConnectionTrait>(db: &C, ids: &[i32], pinned: bool) -> Result<Vec<NodeDrift>, DbErr> {
     let mut out = Vec::new();
     // Bounded IN lists (PostgreSQL takes at most 65,535 parameters) and bounded memory.
     for chunk in ids.chunks(LOAD_CHUNK) {
-        let (nodes, entries) = load(db, Nodes::Ids(chunk)).await?;
+        let (nodes, entries) = load(db, chunk).await?;
         out.extend(classify(&nodes, &entries, pinned));
     }
     Ok(out)
@@ -249,10 +246,51 @@ pub async fn scan<C: ConnectionTrait>(db: &C, which: Nodes<'_>, pinned: bool) ->
 /// Node ids loaded and classified at once.
 pub const LOAD_CHUNK: usize = 1000;
 
-/// Node ids in `[lo, hi)` that may have drifted: maintained nodes with no
-/// entry, with several (classified in Rust), or with one whose synthesised
-/// reason differs from the column; and nodes out of maintenance holding
-/// entries. Everything else is in sync by construction.
+/// Node ids one detection query covers. A window is one pass over its
+/// nodes and entries, so wide windows cost little more than one scan of
+/// the table; what a window returns is only the ids of candidates (at most
+/// one per id in the window: 4 MB at this width), which bounds memory.
+pub const DETECT_WINDOW: i64 = 1_000_000;
+
+/// The windows of node ids detection walks: from the lowest to the highest
+/// id among nodes and entries (an entry whose node is gone may lie outside
+/// the nodes' ids), [`DETECT_WINDOW`] wide.
+pub async fn windows<C: ConnectionTrait>(db: &C) -> Result<Vec<(i64, i64)>, DbErr> {
+    let Some((min, max)) = id_bounds(db).await? else { return Ok(Vec::new()) };
+    let mut out = Vec::new();
+    let mut lo = min;
+    while lo <= max {
+        let hi = lo.saturating_add(DETECT_WINDOW).min(max + 1);
+        out.push((lo, hi));
+        lo = hi;
+    }
+    Ok(out)
+}
+
+/// Lowest and highest id among `nodes.id` and `node_maintenance.node_id`.
+/// Four scalar subqueries, each answered from an index.
+async fn id_bounds<C: ConnectionTrait>(db: &C) -> Result<Option<(i64, i64)>, DbErr> {
+    let backend = db.get_database_backend();
+    let sql = "SELECT (SELECT MIN(id) FROM nodes), (SELECT MAX(id) FROM nodes), \
+               (SELECT MIN(node_id) FROM node_maintenance), (SELECT MAX(node_id) FROM node_maintenance)";
+    let Some(row) = db.query_one_raw(Statement::from_string(backend, sql)).await? else { return Ok(None) };
+    let get = |i: usize| row.try_get_by_index::<Option<i32>>(i).map(|v| v.map(i64::from));
+    let mins = [get(0)?, get(2)?].into_iter().flatten().min();
+    let maxs = [get(1)?, get(3)?].into_iter().flatten().max();
+    Ok(mins.zip(maxs))
+}
+
+/// Node ids in `[lo, hi)` that may have drifted, ascending: maintained
+/// nodes with no entry, with several (classified in Rust), or with one whose
+/// synthesised reason differs from the column; nodes out of maintenance
+/// holding entries; and the ids of missing nodes that entries point to.
+/// Everything else is in sync by construction.
+///
+/// One set-based pass over the window's maintained nodes and its entries,
+/// per-node entry counts aggregated once: on PostgreSQL a hash full join of
+/// the two; on SQLite and MySQL/MariaDB (which have no usable full join) a
+/// left join from the aggregated entries plus an anti-join from the
+/// maintained nodes. Measured against one scan of `nodes` in BENCHMARKS.md.
 pub async fn candidates<C: ConnectionTrait>(db: &C, lo: i64, hi: i64) -> Result<Vec<i32>, DbErr> {
     let backend = db.get_database_backend();
     let ty = crate::backfill::quote(backend, "type");
@@ -261,100 +299,66 @@ pub async fn candidates<C: ConnectionTrait>(db: &C, lo: i64, hi: i64) -> Result<
         "CASE WHEN m.{ty} = 'legacy' THEN m.reason WHEN m.reason IS NULL OR m.reason = '' THEN m.{ty} ELSE {} END",
         crate::sql::concat(backend, &[&format!("m.{ty}"), "': '", "m.reason"])
     );
-    let same = match backend {
+    let differs = match backend {
         // Binary: the default collations ignore case and trailing spaces.
-        DbBackend::MySql => format!("BINARY ({one}) <=> BINARY n.maintenance_reason"),
-        DbBackend::Postgres => format!("({one}) IS NOT DISTINCT FROM n.maintenance_reason"),
-        _ => format!("({one}) IS n.maintenance_reason"),
+        DbBackend::MySql => "NOT (BINARY a.r <=> BINARY n.maintenance_reason)",
+        DbBackend::Postgres => "a.r IS DISTINCT FROM n.maintenance_reason",
+        _ => "a.r IS NOT n.maintenance_reason",
     };
-    // One probe per maintained node: the sum is 1 exactly when the node has
-    // one entry and its synthesised reason is the column's.
-    let maintained = format!(
-        "SELECT n.id FROM nodes n WHERE n.id >= ? AND n.id < ? AND n.maintenance = TRUE AND COALESCE( \
-         (SELECT SUM(CASE WHEN {same} THEN 1 ELSE 2 END) FROM node_maintenance m WHERE m.node_id = n.id), 0) <> 1"
+    // Per node of the window: how many entries, and (read only when there
+    // is one) the reason column that entry alone synthesises.
+    let entries = format!(
+        "SELECT m.node_id, COUNT(*) AS c, MAX({one}) AS r FROM node_maintenance m \
+         WHERE m.node_id >= ? AND m.node_id < ? GROUP BY m.node_id"
     );
-    let cleared = "SELECT DISTINCT m.node_id FROM node_maintenance m JOIN nodes n ON n.id = m.node_id \
-         WHERE m.node_id >= ? AND m.node_id < ? AND (n.maintenance = FALSE OR n.maintenance IS NULL)";
+    let (sql, values) = match backend {
+        DbBackend::Postgres => (
+            format!(
+                "SELECT COALESCE(n.id, a.node_id) FROM \
+                 (SELECT id, maintenance_reason FROM nodes WHERE maintenance = TRUE AND id >= ? AND id < ?) n \
+                 FULL JOIN ({entries}) a ON a.node_id = n.id \
+                 WHERE n.id IS NULL OR a.node_id IS NULL OR a.c <> 1 OR {differs}"
+            ),
+            vec![lo.into(), hi.into(), lo.into(), hi.into()],
+        ),
+        _ => (
+            format!(
+                "SELECT a.node_id FROM ({entries}) a LEFT JOIN nodes n ON n.id = a.node_id AND n.maintenance = TRUE \
+                 WHERE n.id IS NULL OR a.c <> 1 OR {differs} \
+                 UNION ALL \
+                 SELECT n.id FROM nodes n WHERE n.id >= ? AND n.id < ? AND n.maintenance = TRUE \
+                 AND NOT EXISTS (SELECT 1 FROM node_maintenance m WHERE m.node_id = n.id)"
+            ),
+            vec![lo.into(), hi.into(), lo.into(), hi.into()],
+        ),
+    };
+    let rows = db.query_all_raw(crate::sql::stmt(backend, &sql, values)).await?;
     let mut ids = BTreeSet::new();
-    for sql in [maintained.as_str(), cleared] {
-        let rows = db.query_all_raw(crate::sql::stmt(backend, sql, vec![lo.into(), hi.into()])).await?;
-        for row in rows {
-            ids.insert(row.try_get_by_index::<i32>(0)?);
-        }
+    for row in rows {
+        ids.insert(row.try_get_by_index::<i32>(0)?);
     }
     Ok(ids.into_iter().collect())
 }
 
-pub use crate::sql::node_id_bounds;
-
-/// Entries whose node is gone, oldest first, at most `limit`.
-pub async fn orphans<C: ConnectionTrait>(db: &C, limit: u64) -> Result<Vec<node_maintenance::Model>, DbErr> {
-    let backend = db.get_database_backend();
-    let ids: Vec<i32> = db
-        .query_all_raw(crate::sql::stmt(
-            backend,
-            "SELECT m.id FROM node_maintenance m WHERE NOT EXISTS (SELECT 1 FROM nodes n WHERE n.id = m.node_id) \
-             ORDER BY m.id LIMIT ?",
-            vec![(limit.min(i64::MAX as u64) as i64).into()],
-        ))
-        .await?
-        .iter()
-        .map(|row| row.try_get_by_index::<i32>(0))
-        .collect::<Result<_, _>>()?;
-    if ids.is_empty() {
-        return Ok(Vec::new());
-    }
-    node_maintenance::Entity::find()
-        .filter(node_maintenance::Column::Id.is_in(ids))
-        .order_by_asc(node_maintenance::Column::Id)
-        .all(db)
-        .await
-}
-
-/// The whole table scanned range by range: what `upgrade check` and
+/// The whole table, window by window: what `upgrade check` and
 /// `reconcile --dry-run` report.
-pub async fn summarize<C: ConnectionTrait>(
-    db: &C,
-    batch_size: i64,
-    pinned: bool,
-    progress: &dyn Progress,
-) -> Result<DriftSummary, DbErr> {
+pub async fn summarize<C: ConnectionTrait>(db: &C, pinned: bool, progress: &dyn Progress) -> Result<DriftSummary, DbErr> {
     let mut summary = DriftSummary::default();
-    if let Some((min, max)) = node_id_bounds(db).await? {
-        progress.begin("scanning for drift", (max - min + 1) as u64);
-        let mut lo = min;
-        while lo <= max {
-            let hi = lo.saturating_add(batch_size.max(1)).min(max + 1);
-            for drift in scan(db, Nodes::Range(lo, hi), pinned).await? {
+    let windows = windows(db).await?;
+    if let (Some((first, _)), Some((_, last))) = (windows.first(), windows.last()) {
+        progress.begin("scanning for drift", (last - first) as u64);
+    }
+    for (lo, hi) in &windows {
+        let ids = candidates(db, *lo, *hi).await?;
+        for chunk in ids.chunks(LOAD_CHUNK) {
+            for drift in scan(db, chunk, pinned).await? {
                 summary.add(&drift);
             }
-            progress.advance((hi - lo) as u64);
-            lo = hi;
         }
-        progress.finish();
+        progress.advance((hi - lo) as u64);
     }
-    let count = orphan_count(db).await?;
-    if count > 0 {
-        let examples = orphans(db, EXAMPLES as u64).await?;
-        summary.add_orphans(count, examples.iter().map(|e| e.uuid.clone()).collect());
-    }
+    progress.finish();
     Ok(summary)
-}
-
-/// How many entries have no node.
-pub async fn orphan_count<C: ConnectionTrait>(db: &C) -> Result<u64, DbErr> {
-    let backend = db.get_database_backend();
-    let row = db
-        .query_one_raw(Statement::from_string(
-            backend,
-            "SELECT COUNT(*) FROM node_maintenance m WHERE NOT EXISTS (SELECT 1 FROM nodes n WHERE n.id = m.node_id)",
-        ))
-        .await?;
-    let n = match row {
-        Some(row) => row.try_get_by_index::<i64>(0).or_else(|_| row.try_get_by_index::<i32>(0).map(i64::from))?,
-        None => 0,
-    };
-    Ok(n as u64)
 }
 
 #[cfg(test)]

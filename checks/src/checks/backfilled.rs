@@ -7,15 +7,12 @@ use crate::{CheckResult, Context};
 use nodemaint_migration::backfill::NoProgress;
 use nodemaint_migration::drift::{self, DriftKind};
 
-/// Node ids per scan range: few ranges, so the whole check is a few queries.
-const SCAN_BATCH: i64 = 100_000;
-
 pub async fn check(c: &Context) -> Result<CheckResult, String> {
     if !has_maintenance_table(c).await? {
         return Ok(CheckResult::failure(NO_TABLE));
     }
     let summary =
-        drift::summarize(&c.db, SCAN_BATCH, c.pinned.is_some(), &NoProgress).await.map_err(|e| e.to_string())?;
+        drift::summarize(&c.db, c.pinned.is_some(), &NoProgress).await.map_err(|e| e.to_string())?;
     if summary.total() == 0 {
         return Ok(CheckResult::success(None));
     }
