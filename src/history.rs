@@ -78,7 +78,10 @@ pub fn event_model(
 ) -> node_history::ActiveModel {
     let project = actor.project_or_empty();
     node_history::ActiveModel {
-        uuid: Set(uuid::Uuid::new_v4().to_string()),
+        // Time-ordered (version 7): each event's uuid lands at the right edge
+        // of node_history's unique uuid index instead of on a random leaf,
+        // which is most of what a batch of history rows costs to write.
+        uuid: Set(uuid::Uuid::now_v7().to_string()),
         event_type: Set(Some(EVENT_TYPE_MAINTENANCE.to_owned())),
         severity: Set(Some("info".to_owned())),
         event: Set(Some(event_text(action, entry, actor, note))),
@@ -132,5 +135,19 @@ mod tests {
         assert!(text.starts_with("maintenance entry 8d8d9a25-c1d0-4d4c-93a6-2a4a7e2bf7d8 released (type operator_hold, scope lessee, asserted by someone (project a0a0a0) at 2026-06-10T10:30:00+00:00, reason: Row C power work) by "), "{text}");
         assert!(text.contains(&long_user), "the full identity is kept in the text");
         assert_eq!(cut(&long_user, USER_MAX).len(), 64);
+    }
+
+    #[test]
+    fn event_uuids_are_time_ordered() {
+        let e = entry("operator_hold", "lessee", "a0a0a0");
+        let actor = Caller::system("op", &["admin"]);
+        let uuids: Vec<uuid::Uuid> = (0..3)
+            .map(|_| {
+                let model = event_model(Action::Asserted, &e, &actor, None);
+                uuid::Uuid::parse_str(model.uuid.as_ref()).unwrap()
+            })
+            .collect();
+        assert!(uuids.iter().all(|u| u.get_version_num() == 7), "{uuids:?}");
+        assert!(uuids.windows(2).all(|w| w[0] < w[1]), "ordered as created: {uuids:?}");
     }
 }

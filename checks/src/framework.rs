@@ -79,15 +79,22 @@ fn panic_text(payload: Box<dyn std::any::Any + Send>) -> String {
         .unwrap_or_else(|| "unknown panic".to_owned())
 }
 
-/// Runs every check, one after another (they are independent). A check that
-/// returns an error or panics becomes a Failure saying so.
+/// Runs every check at once (they are independent and read-only, so the
+/// run takes as long as the slowest check, not the sum) and reports them in
+/// the order given. A check that returns an error or panics becomes a
+/// Failure saying so.
 pub async fn run(ctx: Arc<Context>, checks: &[Check]) -> Report {
-    let mut results = Vec::with_capacity(checks.len());
-    for check in checks {
-        let ctx = ctx.clone();
-        let run = check.run;
-        let outcome = tokio::spawn(async move { run(&ctx).await }).await;
-        let result = match outcome {
+    let running: Vec<_> = checks
+        .iter()
+        .map(|check| {
+            let ctx = ctx.clone();
+            let run = check.run;
+            (check.name, tokio::spawn(async move { run(&ctx).await }))
+        })
+        .collect();
+    let mut results = Vec::with_capacity(running.len());
+    for (name, handle) in running {
+        let result = match handle.await {
             Ok(Ok(result)) => result,
             Ok(Err(e)) => CheckResult::failure(format!("The check could not complete: {e}")),
             Err(join) if join.is_panic() => {
@@ -95,7 +102,7 @@ pub async fn run(ctx: Arc<Context>, checks: &[Check]) -> Report {
             }
             Err(join) => CheckResult::failure(format!("The check was cancelled: {join}")),
         };
-        results.push((check.name.to_owned(), result));
+        results.push((name.to_owned(), result));
     }
     Report { results }
 }

@@ -288,9 +288,10 @@ async fn id_bounds<C: ConnectionTrait>(db: &C) -> Result<Option<(i64, i64)>, DbE
 ///
 /// One set-based pass over the window's maintained nodes and its entries,
 /// per-node entry counts aggregated once: on PostgreSQL a hash full join of
-/// the two; on SQLite and MySQL/MariaDB (which have no usable full join) a
-/// left join from the aggregated entries plus an anti-join from the
-/// maintained nodes. Measured against one scan of `nodes` in BENCHMARKS.md.
+/// the two; on SQLite (whose full join is a nested loop) a left join from the
+/// aggregated entries plus an anti-join from the maintained nodes; on
+/// MySQL/MariaDB (no full join) see below. Measured against one scan of
+/// `nodes` in BENCHMARKS.md.
 pub async fn candidates<C: ConnectionTrait>(db: &C, lo: i64, hi: i64) -> Result<Vec<i32>, DbErr> {
     let backend = db.get_database_backend();
     let ty = crate::backfill::quote(backend, "type");
@@ -300,8 +301,6 @@ pub async fn candidates<C: ConnectionTrait>(db: &C, lo: i64, hi: i64) -> Result<
         crate::sql::concat(backend, &[&format!("m.{ty}"), "': '", "m.reason"])
     );
     let differs = match backend {
-        // Binary: the default collations ignore case and trailing spaces.
-        DbBackend::MySql => "NOT (BINARY a.r <=> BINARY n.maintenance_reason)",
         DbBackend::Postgres => "a.r IS DISTINCT FROM n.maintenance_reason",
         _ => "a.r IS NOT n.maintenance_reason",
     };
@@ -320,6 +319,24 @@ pub async fn candidates<C: ConnectionTrait>(db: &C, lo: i64, hi: i64) -> Result<
                  WHERE n.id IS NULL OR a.node_id IS NULL OR a.c <> 1 OR {differs}"
             ),
             vec![lo.into(), hi.into(), lo.into(), hi.into()],
+        ),
+        // MySQL/MariaDB: aggregating the entries first costs a primary-key
+        // lookup per entry, so each entry is compared with its node as it is
+        // read (in the table's clustered order) and nodes with several
+        // entries come from the node_id index alone. BINARY: the default
+        // collations ignore case and trailing spaces.
+        DbBackend::MySql => (
+            format!(
+                "SELECT m.node_id FROM node_maintenance m LEFT JOIN nodes n ON n.id = m.node_id AND n.maintenance = TRUE \
+                 WHERE m.node_id >= ? AND m.node_id < ? \
+                 AND (n.id IS NULL OR NOT (BINARY ({one}) <=> BINARY n.maintenance_reason)) \
+                 UNION ALL \
+                 SELECT node_id FROM node_maintenance WHERE node_id >= ? AND node_id < ? GROUP BY node_id HAVING COUNT(*) > 1 \
+                 UNION ALL \
+                 SELECT n.id FROM nodes n WHERE n.id >= ? AND n.id < ? AND n.maintenance = TRUE \
+                 AND NOT EXISTS (SELECT 1 FROM node_maintenance m WHERE m.node_id = n.id)"
+            ),
+            vec![lo.into(), hi.into(), lo.into(), hi.into(), lo.into(), hi.into()],
         ),
         _ => (
             format!(
@@ -342,7 +359,11 @@ pub async fn candidates<C: ConnectionTrait>(db: &C, lo: i64, hi: i64) -> Result<
 
 /// The whole table, window by window: what `upgrade check` and
 /// `reconcile --dry-run` report.
-pub async fn summarize<C: ConnectionTrait>(db: &C, pinned: bool, progress: &dyn Progress) -> Result<DriftSummary, DbErr> {
+pub async fn summarize<C: ConnectionTrait>(
+    db: &C,
+    pinned: bool,
+    progress: &dyn Progress,
+) -> Result<DriftSummary, DbErr> {
     let mut summary = DriftSummary::default();
     let windows = windows(db).await?;
     if let (Some((first, _)), Some((_, last))) = (windows.first(), windows.last()) {
@@ -448,5 +469,19 @@ mod tests {
         let drift =
             classify(&[node(5, true, Some("new text"))], &[entry(13, 5, "hardware_failure", Some("disk"))], false);
         assert_eq!(drift[0].legacy_takes_column, Some(LegacyFix::Create));
+    }
+
+    #[test]
+    fn entries_whose_node_is_gone_are_orphans_counted_per_entry() {
+        let entries =
+            [entry(10, 1, LEGACY, Some("x")), entry(11, 9, LEGACY, None), entry(12, 9, "operator_hold", None)];
+        let drift = classify(&[node(1, true, Some("x"))], &entries, false);
+        assert_eq!(drift.len(), 1, "node 1 is in sync: {drift:?}");
+        assert_eq!((drift[0].node_id, drift[0].is_orphan(), drift[0].repairs()), (9, true, 2));
+        assert_eq!(drift[0].release.iter().map(|(e, _)| e.id).collect::<Vec<_>>(), [11, 12]);
+        let mut summary = DriftSummary::default();
+        summary.add(&drift[0]);
+        assert_eq!(summary.count(DriftKind::OrphanedEntries), 2);
+        assert_eq!(summary.examples[&DriftKind::OrphanedEntries], ["e-11", "e-12"], "entries, not the missing node");
     }
 }

@@ -11,8 +11,7 @@ pub async fn check(c: &Context) -> Result<CheckResult, String> {
     if !has_maintenance_table(c).await? {
         return Ok(CheckResult::failure(NO_TABLE));
     }
-    let summary =
-        drift::summarize(&c.db, c.pinned.is_some(), &NoProgress).await.map_err(|e| e.to_string())?;
+    let summary = drift::summarize(&c.db, c.pinned.is_some(), &NoProgress).await.map_err(|e| e.to_string())?;
     if summary.total() == 0 {
         return Ok(CheckResult::success(None));
     }
