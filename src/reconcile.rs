@@ -167,7 +167,10 @@ pub async fn reconcile(db: &DatabaseConnection, url: &str, mut options: Reconcil
 async fn run(db: &DatabaseConnection, options: &ReconcileOptions, pinned: bool) -> Result<Tally> {
     let mut tally = Tally::default();
     let mut budget = options.max_count.unwrap_or(u64::MAX);
-    let batch = usize::try_from(options.batch_size.max(1)).unwrap_or(usize::MAX);
+    // A repair's statements list its nodes (IN lists, CASE arms), so a
+    // transaction takes at most LOAD_CHUNK of them, under every backend's
+    // parameter limit, whatever --batch-size says.
+    let batch = usize::try_from(options.batch_size.max(1)).unwrap_or(usize::MAX).min(drift::LOAD_CHUNK);
     let windows = drift::windows(db).await?;
     if let (Some((first, _)), Some((_, last))) = (windows.first(), windows.last()) {
         options.progress.begin("reconciling", (last - first) as u64);
