@@ -137,6 +137,7 @@ where
     for _ in 0..n {
         v.push(f().await);
     }
+    eprintln!("  runs (s): {v:.3?}");
     v.sort_by(f64::total_cmp);
     v[v.len() / 2]
 }
