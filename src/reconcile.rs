@@ -308,7 +308,12 @@ async fn repair_nodes(db: &DatabaseConnection, ids: &[i32], pinned: bool) -> Res
 
     tracing::trace!(elapsed_ms = started.elapsed().as_millis() as u64, "entries released");
     // The boolean and the reason column, re-synthesised from what remains.
-    let touched: Vec<i32> = pick(&|d| !d.is_orphan() && !(d.create_legacy_for_empty && d.kinds.len() == 1));
+    // Not for missing nodes (no row), nor nodes that only got their legacy
+    // entry (the backfill copied the column they already hold).
+    let touched: Vec<i32> = pick(&|d| {
+        let only_created = d.create_legacy_for_empty && d.kinds.len() == 1;
+        !(d.is_orphan() || only_created)
+    });
     if !touched.is_empty() {
         sync_nodes(&txn, &touched, now).await?;
     }
