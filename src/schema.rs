@@ -19,7 +19,8 @@ pub const DEFAULT_LOCK_TIMEOUT: Duration = Duration::from_secs(300);
 
 pub struct UpgradeOptions {
     pub lock_timeout: Duration,
-    pub batch_size: i64,
+    /// Node ids per backfill batch; `None` for the backend's default.
+    pub batch_size: Option<i64>,
     pub progress: Arc<dyn Progress>,
     /// Called once if another process holds the migration lock.
     pub on_wait: Box<dyn FnOnce() + Send>,
@@ -29,7 +30,7 @@ impl Default for UpgradeOptions {
     fn default() -> Self {
         UpgradeOptions {
             lock_timeout: DEFAULT_LOCK_TIMEOUT,
-            batch_size: backfill::DEFAULT_BATCH_SIZE,
+            batch_size: None,
             progress: Arc::new(backfill::NoProgress),
             on_wait: Box::new(|| {}),
         }
@@ -118,7 +119,7 @@ pub async fn upgrade(db: &DatabaseConnection, url: &str, options: UpgradeOptions
 
 async fn upgrade_locked(
     db: &DatabaseConnection,
-    batch_size: i64,
+    batch_size: Option<i64>,
     progress: Arc<dyn Progress>,
 ) -> Result<UpgradeReport> {
     let pending: Vec<String> =

@@ -246,9 +246,9 @@ pub enum DbCommand {
         /// Seconds to wait for another `db upgrade` holding the lock.
         #[arg(long, default_value_t = 300)]
         lock_timeout: u64,
-        /// Node ids per backfill batch.
-        #[arg(long, default_value_t = nodemaint::migration::backfill::DEFAULT_BATCH_SIZE, value_parser = clap::value_parser!(i64).range(1..=1_000_000))]
-        batch_size: i64,
+        /// Node ids per backfill batch [default: 100000 on SQLite, 10000 on PostgreSQL and MySQL].
+        #[arg(long, value_parser = clap::value_parser!(i64).range(1..=1_000_000))]
+        batch_size: Option<i64>,
     },
     /// Each migration, applied or pending, with when it was applied. Read-only.
     #[command(after_help = "Example:\n  nodemaint db status --format json")]

@@ -133,8 +133,9 @@ async fn backfill_run_twice_creates_each_entry_once(t: TestDb) {
     )
     .await
     .unwrap();
-    let created =
-        backfill_legacy_entries(&db, &BackfillOptions { batch_size: 2, ..BackfillOptions::default() }).await.unwrap();
+    let created = backfill_legacy_entries(&db, &BackfillOptions { batch_size: Some(2), ..BackfillOptions::default() })
+        .await
+        .unwrap();
     assert_eq!(created, 1, "only the node without its legacy entry");
     assert_eq!(backfill_legacy_entries(&db, &BackfillOptions::default()).await.unwrap(), 0);
     let second = entries(&db).await;
