@@ -1,8 +1,9 @@
 //! Drift between `node_maintenance` and the legacy columns that services
 //! not yet upgraded keep writing during a rolling upgrade (the release pin),
 //! found set-based, a node-id range at a time. `reconcile` repairs what
-//! this finds; `upgrade check` reports it. Detection is read-only: two
-//! queries per range, whatever the range holds, and a pure [`classify`].
+//! this finds; `upgrade check` reports it. Detection is read-only: one
+//! query per window of node ids returns the candidates ([`candidates`]),
+//! which are loaded and judged by a pure [`classify`].
 
 use crate::backfill::Progress;
 use nodemaint_entity::vocab::{FAULT, LEGACY, maintenance_reason_column};
