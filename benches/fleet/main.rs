@@ -317,7 +317,7 @@ async fn run_backend(backend: Backend, n: u64, quick: bool, ironic: Option<&str>
         3.0,
     ));
     let check = median(runs, || async {
-        let ctx = std::sync::Arc::new(nodemaint_checks::Context { db: db.clone(), pinned: None });
+        let ctx = std::sync::Arc::new(nodemaint_checks::Context::new(db.clone(), None));
         let (secs, report) = timed(nodemaint_checks::run(ctx, nodemaint_checks::checks::ALL)).await;
         assert_eq!(report.exit_code(), 0, "{report:?}");
         secs

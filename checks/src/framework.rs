@@ -1,5 +1,6 @@
 //! Results, the runner and the exit code.
 
+use crate::census::Census;
 use sea_orm::DatabaseConnection;
 use std::future::Future;
 use std::pin::Pin;
@@ -47,6 +48,20 @@ pub struct Context {
     pub db: DatabaseConnection,
     /// `[upgrade] pin_release_version`, when set.
     pub pinned: Option<String>,
+    /// Taken by the first check that asks, shared by the rest.
+    census: tokio::sync::OnceCell<Census>,
+}
+
+impl Context {
+    pub fn new(db: DatabaseConnection, pinned: Option<String>) -> Self {
+        Context { db, pinned, census: tokio::sync::OnceCell::new() }
+    }
+
+    /// The one pass over `node_maintenance` the row checks share (checks
+    /// run at once: the others wait for the first's pass, not a pass each).
+    pub async fn census(&self) -> Result<&Census, String> {
+        self.census.get_or_try_init(|| Census::take(&self.db)).await
+    }
 }
 
 pub type CheckFuture<'a> = Pin<Box<dyn Future<Output = Result<CheckResult, String>> + Send + 'a>>;
@@ -124,7 +139,7 @@ mod tests {
     #[tokio::test]
     async fn a_failing_or_panicking_check_is_a_failure_and_the_others_still_run() {
         let db = sea_orm::Database::connect("sqlite::memory:").await.unwrap();
-        let ctx = Arc::new(Context { db, pinned: None });
+        let ctx = Arc::new(Context::new(db, None));
         let checks =
             [Check { name: "panics", run: panics }, Check { name: "errs", run: errs }, Check { name: "fine", run: ok }];
         let report = run(ctx, &checks).await;

@@ -7,10 +7,12 @@
 //!
 //! - [`framework`]: results, the runner, the exit code;
 //! - [`render`]: oslo's table and `--json` output, byte for byte;
-//! - [`checks`]: the checks, one small module each, registered in [`checks::ALL`].
+//! - [`checks`]: the checks, one small module each, registered in [`checks::ALL`];
+//! - [`census`]: the one pass over `node_maintenance` the row checks share.
 //!
 //! Not for: repairing anything (that is `nodemaint reconcile`).
 
+pub mod census;
 pub mod checks;
 pub mod framework;
 pub mod render;

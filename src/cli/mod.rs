@@ -67,7 +67,7 @@ fn pin_from(flag: &Option<String>, global: &Global) -> Result<Option<String>> {
 async fn upgrade_check(global: &Global, pin: &Option<String>, out: &Output) -> Result<u8> {
     let pinned = pin_from(pin, global)?;
     let (db, _) = open(global).await?;
-    let ctx = std::sync::Arc::new(nodemaint_checks::Context { db, pinned });
+    let ctx = std::sync::Arc::new(nodemaint_checks::Context::new(db, pinned));
     let report = nodemaint_checks::run(ctx, nodemaint_checks::checks::ALL).await;
     out.checks(&report);
     Ok(report.exit_code())

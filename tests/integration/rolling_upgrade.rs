@@ -462,6 +462,9 @@ async fn row_checks_report_what_they_find(t: TestDb) {
         insert("00000000-0000-4000-8000-0000000000a1", "power_lock", "system", "NULL"),
         insert("00000000-0000-4000-8000-0000000000a2", "operator_hold", "galaxy", "NULL"),
         insert("00000000-0000-4000-8000-0000000000a3", "hardware_failure", "system", "'[1, 2]'"),
+        // Two legacy entries on one node (a racing old service).
+        insert("00000000-0000-4000-8000-0000000000a4", "legacy", "system", "NULL"),
+        insert("00000000-0000-4000-8000-0000000000a5", "legacy", "system", "NULL"),
     ] {
         db.execute_unprepared(&sql).await.unwrap();
     }
@@ -479,6 +482,7 @@ async fn row_checks_report_what_they_find(t: TestDb) {
     let details = invariants["details"].as_str().unwrap();
     assert!(details.contains("1 entr(ies) have an extra that is not a JSON object"), "{details}");
     assert!(details.contains("1 entr(ies) have a scope other than system, owner or lessee"), "{details}");
+    assert!(details.contains("1 node(s) hold more than one legacy or fault entry"), "{details}");
 
     // asserted_by_project is NOT NULL in our schema; a table made otherwise is caught.
     if t.backend != Backend::Sqlite {
