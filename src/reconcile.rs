@@ -167,45 +167,61 @@ pub async fn reconcile(db: &DatabaseConnection, url: &str, mut options: Reconcil
 async fn run(db: &DatabaseConnection, options: &ReconcileOptions, pinned: bool) -> Result<Tally> {
     let mut tally = Tally::default();
     let mut budget = options.max_count.unwrap_or(u64::MAX);
-    // A repair's statements list its nodes (IN lists, CASE arms), so a
-    // transaction takes at most LOAD_CHUNK of them, under every backend's
-    // parameter limit, whatever --batch-size says.
-    let batch = usize::try_from(options.batch_size.max(1)).unwrap_or(usize::MAX).min(drift::LOAD_CHUNK);
     let windows = drift::windows(db).await?;
     if let (Some((first, _)), Some((_, last))) = (windows.first(), windows.last()) {
         options.progress.begin("reconciling", (last - first) as u64);
     }
-    for (lo, hi) in windows {
-        let ids = drift::candidates(db, lo, hi).await?;
-        let mut at = lo;
-        for group in ids.chunks(batch) {
-            let mut pending = group;
-            while !pending.is_empty() {
-                if options.dry_run || budget == 0 {
-                    // Report only: classified without locks, nothing written.
-                    for chunk in pending.chunks(drift::LOAD_CHUNK) {
-                        drift::scan(db, chunk, pinned).await?.iter().for_each(|d| tally.found(d));
-                    }
-                    break;
-                }
-                let (now, later) = pending.split_at(pending.len().min(budget.min(usize::MAX as u64) as usize));
-                let repaired = repair_nodes(db, now, pinned).await?;
-                for d in &repaired {
-                    tally.found(d);
-                    tally.repaired(d);
-                    budget = budget.saturating_sub(d.repairs());
-                }
-                tracing::debug!(first_id = now[0], repaired = repaired.len(), "reconcile batch repaired");
-                pending = later;
-            }
-            let next = i64::from(group[group.len() - 1]) + 1;
-            options.progress.advance((next - at) as u64);
-            at = next;
+    for at_once in windows.chunks(drift::DETECT_AT_ONCE) {
+        for (&(lo, hi), ids) in at_once.iter().zip(drift::candidates_in(db, at_once).await?) {
+            repair_window(db, options, pinned, (lo, hi), &ids, &mut tally, &mut budget).await?;
         }
-        options.progress.advance((hi - at) as u64);
     }
     options.progress.finish();
     Ok(tally)
+}
+
+/// Repairs (or, for `--dry-run` and past `--max-count`, only classifies)
+/// the candidates `ids` of the window `[lo, hi)`, `--batch-size` at a time.
+async fn repair_window(
+    db: &DatabaseConnection,
+    options: &ReconcileOptions,
+    pinned: bool,
+    (lo, hi): (i64, i64),
+    ids: &[i32],
+    tally: &mut Tally,
+    budget: &mut u64,
+) -> Result<()> {
+    // A repair's statements list its nodes (IN lists, CASE arms), so a
+    // transaction takes at most LOAD_CHUNK of them, under every backend's
+    // parameter limit, whatever --batch-size says.
+    let batch = usize::try_from(options.batch_size.max(1)).unwrap_or(usize::MAX).min(drift::LOAD_CHUNK);
+    let mut at = lo;
+    for group in ids.chunks(batch) {
+        let mut pending = group;
+        while !pending.is_empty() {
+            if options.dry_run || *budget == 0 {
+                // Report only: classified without locks, nothing written.
+                for chunk in pending.chunks(drift::LOAD_CHUNK) {
+                    drift::scan(db, chunk, pinned).await?.iter().for_each(|d| tally.found(d));
+                }
+                break;
+            }
+            let (now, later) = pending.split_at(pending.len().min((*budget).min(usize::MAX as u64) as usize));
+            let repaired = repair_nodes(db, now, pinned).await?;
+            for d in &repaired {
+                tally.found(d);
+                tally.repaired(d);
+                *budget = budget.saturating_sub(d.repairs());
+            }
+            tracing::debug!(first_id = now[0], repaired = repaired.len(), "reconcile batch repaired");
+            pending = later;
+        }
+        let next = i64::from(group[group.len() - 1]) + 1;
+        options.progress.advance((next - at) as u64);
+        at = next;
+    }
+    options.progress.advance((hi - at) as u64);
+    Ok(())
 }
 
 /// Locks `ids` for this transaction (see `maintenance::find_node` for SQLite).

@@ -253,8 +253,37 @@ pub const LOAD_CHUNK: usize = 1000;
 /// Node ids one detection query covers. A window is one pass over its
 /// nodes and entries, so wide windows cost little more than one scan of
 /// the table; what a window returns is only the ids of candidates (at most
-/// one per id in the window: 4 MB at this width), which bounds memory.
-pub const DETECT_WINDOW: i64 = 1_000_000;
+/// one per id in the window: 2 MB at this width), which bounds memory.
+pub const DETECT_WINDOW: i64 = 500_000;
+
+/// Windows detected at once, each on its own connection. One detection
+/// statement uses one core of the database server (PostgreSQL 15 cannot run
+/// a full join in parallel), while the `count(*)` scan it is measured
+/// against runs with parallel workers; two windows at a time took 0.33–0.39 s
+/// on a million-node PostgreSQL fleet where one million-id window took
+/// 0.46–0.76 s. Memory stays that of one million-id window.
+pub const DETECT_AT_ONCE: usize = 2;
+
+/// The candidates of each of `windows` (at most [`DETECT_AT_ONCE`]),
+/// detected concurrently, in the order given.
+pub async fn candidates_in<C: ConnectionTrait + TransactionTrait + Sync>(
+    db: &C,
+    windows: &[(i64, i64)],
+) -> Result<Vec<Vec<i32>>, DbErr> {
+    match windows {
+        [a, b] => {
+            let (first, second) = tokio::try_join!(candidates(db, a.0, a.1), candidates(db, b.0, b.1))?;
+            Ok(vec![first, second])
+        }
+        _ => {
+            let mut out = Vec::with_capacity(windows.len());
+            for (lo, hi) in windows {
+                out.push(candidates(db, *lo, *hi).await?);
+            }
+            Ok(out)
+        }
+    }
+}
 
 /// The windows of node ids detection walks: from the lowest to the highest
 /// id among nodes and entries (an entry whose node is gone may lie outside
@@ -399,7 +428,7 @@ async fn query_mapped<C: ConnectionTrait + TransactionTrait>(
 
 /// The whole table, window by window: what `upgrade check` and
 /// `reconcile --dry-run` report.
-pub async fn summarize<C: ConnectionTrait + TransactionTrait>(
+pub async fn summarize<C: ConnectionTrait + TransactionTrait + Sync>(
     db: &C,
     pinned: bool,
     progress: &dyn Progress,
@@ -409,14 +438,15 @@ pub async fn summarize<C: ConnectionTrait + TransactionTrait>(
     if let (Some((first, _)), Some((_, last))) = (windows.first(), windows.last()) {
         progress.begin("scanning for drift", (last - first) as u64);
     }
-    for (lo, hi) in &windows {
-        let ids = candidates(db, *lo, *hi).await?;
-        for chunk in ids.chunks(LOAD_CHUNK) {
-            for drift in scan(db, chunk, pinned).await? {
-                summary.add(&drift);
+    for at_once in windows.chunks(DETECT_AT_ONCE) {
+        for ((lo, hi), ids) in at_once.iter().zip(candidates_in(db, at_once).await?) {
+            for chunk in ids.chunks(LOAD_CHUNK) {
+                for drift in scan(db, chunk, pinned).await? {
+                    summary.add(&drift);
+                }
             }
+            progress.advance((hi - lo) as u64);
         }
-        progress.advance((hi - lo) as u64);
     }
     progress.finish();
     Ok(summary)

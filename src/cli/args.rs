@@ -105,7 +105,7 @@ pub struct ReconcileArgs {
     /// Report what would be repaired; write nothing.
     #[arg(long)]
     pub dry_run: bool,
-    /// The most candidate nodes one repair transaction locks, up to 1,000 (detection finds candidates a million node ids at a time).
+    /// The most candidate nodes one repair transaction locks, up to 1,000 (detection finds candidates 500,000 node ids at a time).
     #[arg(long, default_value_t = nodemaint::reconcile::DEFAULT_BATCH_SIZE, value_parser = clap::value_parser!(i64).range(1..=1_000_000))]
     pub batch_size: i64,
     /// Stop after this many repairs (drifted nodes, or entries without a node).

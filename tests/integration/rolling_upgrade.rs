@@ -392,7 +392,42 @@ async fn reconcile_killed_mid_run_then_rerun_loses_and_doubles_nothing(t: TestDb
     assert_converged(&db).await;
 }
 
+/// Node ids spread over five detection windows (detected two at a time, then
+/// the odd one alone): drift in every window is found, repaired and checked.
+async fn drift_in_every_detection_window_is_found(t: TestDb) {
+    let db = t.connect().await;
+    schema::upgrade(&db, &t.url, UpgradeOptions::default()).await.unwrap();
+    let window = nodemaint::migration::drift::DETECT_WINDOW;
+    let ids = [1, window + 7, 2 * window + 11, 3 * window + 13, 4 * window + 17];
+    for (i, id) in ids.iter().enumerate() {
+        let node = nodemaint::nodes::create(
+            &db,
+            NewNode { name: Some(format!("w{i}")), maintenance: true, ..NewNode::default() },
+        )
+        .await
+        .unwrap();
+        // Set in maintenance by an old service: no entry.
+        db.execute_unprepared(&format!("UPDATE nodes SET id = {id} WHERE id = {}", node.id)).await.unwrap();
+    }
+    db.execute_unprepared("DELETE FROM node_maintenance").await.unwrap();
+    let check = json(&t.cli(&["upgrade", "check", "--json"]));
+    let backfilled = check_result(&check, "Maintenance entries backfilled");
+    assert_eq!(backfilled["result"], 2, "{backfilled}");
+    assert!(backfilled["details"].as_str().unwrap().starts_with("5 "), "{backfilled}");
+    let dry = t.cli(&["--format", "json", "reconcile", "--dry-run"]);
+    assert_eq!(dry.status.code(), Some(1), "{}", stderr(&dry));
+    assert_eq!(json(&dry)["summary"][0]["found"].as_i64(), Some(5));
+    let run = t.cli(&["--format", "json", "reconcile"]);
+    assert_eq!(run.status.code(), Some(0), "{}", stderr(&run));
+    assert_eq!(json(&run)["summary"][0]["repaired"].as_i64(), Some(5));
+    let listed = ids.iter().map(i64::to_string).collect::<Vec<_>>().join(", ");
+    let held = format!("SELECT COUNT(DISTINCT node_id) FROM node_maintenance WHERE node_id IN ({listed})");
+    assert_eq!(count(&db, &held).await, 5);
+    assert_converged(&db).await;
+}
+
 backend_tests!(
+    drift_in_every_detection_window_is_found,
     rolling_upgrade_story_end_to_end,
     duplicates_and_orphans_fail_the_check_and_are_repaired,
     pinned_reconcile_converges_the_table_to_the_boolean,
