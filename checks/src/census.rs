@@ -4,6 +4,7 @@
 //! the table between them; on a million-node fleet those passes, not the
 //! drift detection they run beside, set how long `upgrade check` took.
 
+use crate::checks::int_at;
 use sea_orm::{ConnectionTrait, DatabaseConnection, Statement};
 
 /// What one type's rows hold.
@@ -41,18 +42,13 @@ impl Census {
         let rows = db.query_all_raw(Statement::from_string(backend, sql)).await.map_err(|e| e.to_string())?;
         let mut types = Vec::with_capacity(rows.len());
         for row in rows {
-            let int = |i: usize| {
-                row.try_get_by_index::<i64>(i)
-                    .or_else(|_| row.try_get_by_index::<i32>(i).map(i64::from))
-                    .map_err(|e| e.to_string())
-            };
             types.push(TypeCensus {
                 entry_type: row.try_get_by_index::<String>(0).map_err(|e| e.to_string())?,
-                entries: int(1)?,
-                nodes: int(2)?,
-                null_project: int(3)?,
-                bad_scope: int(4)?,
-                with_extra: int(5)?,
+                entries: int_at(&row, 1)?,
+                nodes: int_at(&row, 2)?,
+                null_project: int_at(&row, 3)?,
+                bad_scope: int_at(&row, 4)?,
+                with_extra: int_at(&row, 5)?,
             });
         }
         Ok(Census { types })

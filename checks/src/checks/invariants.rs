@@ -4,12 +4,8 @@
 
 use super::{NO_TABLE, count, has_maintenance_table};
 use crate::{CheckResult, Context};
-use nodemaint_entity::node_maintenance;
-use nodemaint_entity::vocab::{FAULT, LEGACY};
+use nodemaint_entity::{EntryType, node_maintenance};
 use sea_orm::{ColumnTrait, EntityTrait, QueryFilter, QueryOrder, QuerySelect};
-
-/// The types a node holds at most one entry of.
-const UNIQUE_PER_NODE: [&str; 2] = [LEGACY, FAULT];
 
 /// Rows of `extra` read per query.
 const PAGE: u64 = 10_000;
@@ -50,7 +46,10 @@ pub async fn check(c: &Context) -> Result<CheckResult, String> {
     let census = c.census().await?;
     // A type with fewer nodes than entries has a node holding two: only
     // then is it worth grouping by node to count them.
-    let surplus = census.types.iter().any(|t| UNIQUE_PER_NODE.contains(&t.entry_type.as_str()) && t.entries > t.nodes);
+    let surplus = census
+        .types
+        .iter()
+        .any(|t| EntryType::lookup(&t.entry_type).is_some_and(|e| e.one_per_node) && t.entries > t.nodes);
     let duplicates = if surplus {
         count(
             c,
