@@ -263,6 +263,8 @@ pub const DETECT_WINDOW: i64 = 500_000;
 /// on a million-node PostgreSQL fleet where one million-id window took
 /// 0.46–0.76 s. Memory stays that of one million-id window.
 pub const DETECT_AT_ONCE: usize = 2;
+// `candidates_in` joins exactly a pair; a different width needs it rewritten.
+const _: () = assert!(DETECT_AT_ONCE == 2);
 
 /// The candidates of each of `windows` (at most [`DETECT_AT_ONCE`]),
 /// detected concurrently, in the order given.
