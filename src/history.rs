@@ -10,7 +10,7 @@ use nodemaint_entity::node_maintenance;
 use nodemaint_entity::vocab::iso8601;
 use nodemaint_migration::backfill::EVENT_REASON_MAX;
 use nodemaint_migration::sql::now_utc;
-use sea_orm::{ActiveModelTrait, ActiveValue::Set, ConnectionTrait, DbErr};
+use sea_orm::{ActiveValue::Set, ConnectionTrait, DbErr, EntityTrait};
 use serde::Serialize;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -65,7 +65,9 @@ pub async fn record<C: ConnectionTrait>(
     actor: &Caller,
     note: Option<&str>,
 ) -> Result<(), DbErr> {
-    event_model(action, entry, actor, note).insert(db).await?;
+    // No RETURNING: nothing reads the row back, and on MySQL an ActiveModel
+    // insert would follow the INSERT with a SELECT of the new row.
+    node_history::Entity::insert(event_model(action, entry, actor, note)).exec_without_returning(db).await?;
     Ok(())
 }
 

@@ -32,9 +32,10 @@ use crate::scope::derive_scope;
 use nodemaint_entity::vocab::{FAULT, LEGACY, maintenance_reason_column};
 use nodemaint_entity::{Scope, node_history, node_maintenance, nodes};
 use nodemaint_migration::sql::{now_utc, stmt};
+use sea_orm::sea_query::Expr;
 use sea_orm::{
-    ActiveModelTrait, ActiveValue::Set, ColumnTrait, Condition, ConnectionTrait, DatabaseConnection,
-    DatabaseTransaction, DbBackend, DbErr, EntityTrait, QueryFilter, QueryOrder, QuerySelect, TransactionTrait,
+    ActiveValue::NotSet, ColumnTrait, Condition, ConnectionTrait, DatabaseConnection, DatabaseTransaction, DbBackend,
+    DbErr, EntityTrait, QueryFilter, QueryOrder, QuerySelect, TransactionTrait,
 };
 use std::future::Future;
 use std::sync::Arc;
@@ -447,31 +448,41 @@ async fn insert_entry(
     extra: Option<String>,
 ) -> Result<node_maintenance::Model> {
     let now = now_utc();
-    let model = node_maintenance::ActiveModel {
-        uuid: Set(uuid::Uuid::new_v4().to_string()),
-        node_id: Set(locked.node.id),
-        entry_type: Set(ty.to_owned()),
-        reason: Set(reason),
-        scope: Set(locked.authority.scope.as_str().to_owned()),
-        asserted_by: Set(caller.user_id.clone()),
-        asserted_by_project: Set(locked.authority.project.clone()),
-        asserted_at: Set(now),
-        extra: Set(extra),
-        version: Set(Some("1.0".to_owned())),
-        created_at: Set(Some(now)),
-        ..Default::default()
+    let mut entry = node_maintenance::Model {
+        id: 0,
+        uuid: uuid::Uuid::new_v4().to_string(),
+        node_id: locked.node.id,
+        entry_type: ty.to_owned(),
+        reason,
+        scope: locked.authority.scope.as_str().to_owned(),
+        asserted_by: caller.user_id.clone(),
+        asserted_by_project: locked.authority.project.clone(),
+        asserted_at: now,
+        extra,
+        version: Some("1.0".to_owned()),
+        created_at: Some(now),
+        updated_at: None,
     };
-    model.insert(txn).await.map_err(|e| match Error::from(e) {
-        // The unique key backs the in-code duplicate check.
-        Error::Database(m) if m.to_ascii_lowercase().contains("unique") || m.contains("Duplicate") => {
-            Error::Conflict(format!(
-                "An identical maintenance entry (type {ty}, scope {}) is already active on node {}",
-                locked.authority.scope,
-                locked.node.uuid.as_deref().unwrap_or("?")
-            ))
-        }
-        other => other,
-    })
+    let mut row: node_maintenance::ActiveModel = entry.clone().into();
+    row.id = NotSet;
+    // Only the key comes back (RETURNING id, or MySQL's last insert id): the
+    // rest of the row is what was just sent, and an ActiveModel insert would
+    // read the whole row back (on MySQL with a second statement).
+    let inserted = node_maintenance::Entity::insert(row).exec(txn).await;
+    entry.id = inserted
+        .map_err(|e| match Error::from(e) {
+            // The unique key backs the in-code duplicate check.
+            Error::Database(m) if m.to_ascii_lowercase().contains("unique") || m.contains("Duplicate") => {
+                Error::Conflict(format!(
+                    "An identical maintenance entry (type {ty}, scope {}) is already active on node {}",
+                    locked.authority.scope,
+                    locked.node.uuid.as_deref().unwrap_or("?")
+                ))
+            }
+            other => other,
+        })?
+        .last_insert_id;
+    Ok(entry)
 }
 
 /// Changes an entry's reason (and `extra` when given); asserter and scope stay.
@@ -481,13 +492,22 @@ async fn update_entry(
     reason: Option<String>,
     extra: Option<String>,
 ) -> Result<node_maintenance::Model> {
-    let mut active: node_maintenance::ActiveModel = entry.clone().into();
-    active.reason = Set(reason);
+    let mut updated = entry.clone();
+    updated.reason = reason;
     if extra.is_some() {
-        active.extra = Set(extra);
+        updated.extra = extra;
     }
-    active.updated_at = Set(Some(now_utc()));
-    Ok(active.update(txn).await?)
+    updated.updated_at = Some(now_utc());
+    // Not ActiveModel::update: it reads the row back (RETURNING *, or a
+    // SELECT after the UPDATE on MySQL), and the new row is known here.
+    node_maintenance::Entity::update_many()
+        .col_expr(node_maintenance::Column::Reason, Expr::value(updated.reason.clone()))
+        .col_expr(node_maintenance::Column::Extra, Expr::value(updated.extra.clone()))
+        .col_expr(node_maintenance::Column::UpdatedAt, Expr::value(updated.updated_at))
+        .filter(node_maintenance::Column::Id.eq(entry.id))
+        .exec(txn)
+        .await?;
+    Ok(updated)
 }
 
 /// Deletes entries and records each release.
@@ -511,11 +531,15 @@ pub(crate) async fn delete_entries<C: ConnectionTrait>(
 }
 
 /// Recomputes the boolean and the deprecated reason column from the rows.
-pub(crate) async fn sync_node<C: ConnectionTrait>(db: &C, node: &nodes::Model) -> Result<nodes::Model> {
+pub(crate) async fn sync_node<C: ConnectionTrait>(db: &C, node: &nodes::Model) -> Result<()> {
     let entries = entries_of(db, node.id).await?;
-    let mut active: nodes::ActiveModel = node.clone().into();
-    active.maintenance = Set(Some(!entries.is_empty()));
-    active.maintenance_reason = Set(maintenance_reason_column(&entries));
-    active.updated_at = Set(Some(now_utc()));
-    Ok(active.update(db).await?)
+    // update_many, not ActiveModel::update, which would read the node back.
+    nodes::Entity::update_many()
+        .col_expr(nodes::Column::Maintenance, Expr::value(!entries.is_empty()))
+        .col_expr(nodes::Column::MaintenanceReason, Expr::value(maintenance_reason_column(&entries)))
+        .col_expr(nodes::Column::UpdatedAt, Expr::value(now_utc()))
+        .filter(nodes::Column::Id.eq(node.id))
+        .exec(db)
+        .await?;
+    Ok(())
 }

@@ -10,7 +10,8 @@
 //! `PUT` + `DELETE` maintenance cycle over HTTP against `nodemaint serve`,
 //! the same statements issued directly with sqlx, and (with `--ironic-url`)
 //! a real Ironic 39 API. Prints one table and writes the same as JSON to
-//! `target/bench/fleet.json`. `--serve-only` runs just the HTTP figures.
+//! `target/bench/fleet.json`. `--serve-only` runs just the HTTP figures and
+//! `--ops-only` just the entry operations, each on a small database.
 
 mod db;
 mod drift;
@@ -36,24 +37,33 @@ struct Figure {
     met: Option<bool>,
 }
 
+#[derive(Clone, Copy)]
+enum Only {
+    /// `--serve-only`: the REST API figures.
+    Serve,
+    /// `--ops-only`: the entry-operation figures.
+    Ops,
+}
+
 struct Args {
     backends: Vec<Backend>,
     nodes: u64,
     quick: bool,
-    serve_only: bool,
+    /// Just one group of figures, on a small database.
+    only: Option<Only>,
     /// A running Ironic API (noauth, fake-hardware) to compare `nodemaint serve` with.
     ironic_url: Option<String>,
 }
 
 fn usage() -> ! {
     eprintln!(
-        "usage: cargo bench --bench fleet -- [--backend sqlite|postgres|mysql|all] [--nodes N] [--quick] [--serve-only] [--ironic-url URL]"
+        "usage: cargo bench --bench fleet -- [--backend sqlite|postgres|mysql|all] [--nodes N] [--quick] [--serve-only|--ops-only] [--ironic-url URL]"
     );
     std::process::exit(127)
 }
 
 fn parse_args() -> Args {
-    let mut args = Args { backends: Vec::new(), nodes: 1_000_000, quick: false, serve_only: false, ironic_url: None };
+    let mut args = Args { backends: Vec::new(), nodes: 1_000_000, quick: false, only: None, ironic_url: None };
     let mut it = std::env::args().skip(1);
     while let Some(arg) = it.next() {
         match arg.as_str() {
@@ -66,7 +76,8 @@ fn parse_args() -> Args {
                 args.nodes = it.next().and_then(|n| n.parse().ok()).filter(|n| *n >= 100).unwrap_or_else(|| usage())
             }
             "--quick" => args.quick = true,
-            "--serve-only" => args.serve_only = true,
+            "--serve-only" => args.only = Some(Only::Serve),
+            "--ops-only" => args.only = Some(Only::Ops),
             "--ironic-url" => {
                 args.ironic_url = Some(it.next().unwrap_or_else(|| usage()).trim_end_matches('/').to_owned())
             }
@@ -176,6 +187,33 @@ async fn bench_nodes(db: &DatabaseConnection) {
     }
 }
 
+/// Assert + release cycles per second through the library against direct
+/// sqlx, with 1, 8 and 32 workers, on distinct nodes and on one hot node.
+async fn ops_figures(backend: Backend, url: &str, quick: bool) -> Vec<Figure> {
+    eprintln!("[{}] assert + release cycles", backend.name());
+    let run_for = Duration::from_secs(if quick { 1 } else { 5 });
+    let mut figures = Vec::new();
+    for hot in [false, true] {
+        for workers in [1, 8, 32] {
+            let library = ops::library(url, workers, hot, run_for).await;
+            let direct = ops::direct(url, workers, hot, run_for).await;
+            let ratio = library / direct;
+            let on = if hot { "one hot node" } else { "distinct nodes" };
+            let gated = backend == Backend::Postgres && workers == 8 && !hot;
+            figures.push(Figure {
+                backend: backend.name(),
+                figure: format!("assert+release cycles/s, {workers} worker(s), {on}"),
+                ours: library,
+                hand_written: Some(direct),
+                ratio: Some(ratio),
+                target: gated.then(|| ">= 0.8".to_owned()),
+                met: gated.then_some(ratio >= 0.8),
+            });
+        }
+    }
+    figures
+}
+
 /// Legacy PUT + DELETE cycles per second over HTTP, 1 and 8 clients on
 /// distinct nodes: `nodemaint serve` against the same statements issued
 /// directly with sqlx, and against a real Ironic when one is given.
@@ -225,14 +263,18 @@ async fn serve_figures(backend: Backend, url: &str, quick: bool, ironic: Option<
     figures
 }
 
-/// `--serve-only`: a small migrated Ironic database, then the HTTP figures.
-async fn run_serve_only(backend: Backend, quick: bool, ironic: Option<&str>) -> Vec<Figure> {
+/// `--serve-only` / `--ops-only`: a small migrated Ironic database with the
+/// per-worker nodes, then the HTTP figures or the entry-operation figures.
+async fn run_small(backend: Backend, only: Only, quick: bool, ironic: Option<&str>) -> Vec<Figure> {
     let scratch = Scratch::ironic(backend).await;
     let db = scratch.connect().await;
     Migrator::up(&db, None).await.unwrap();
     bench_nodes(&db).await;
     db.close().await.ok();
-    serve_figures(backend, &scratch.url, quick, ironic).await
+    match only {
+        Only::Serve => serve_figures(backend, &scratch.url, quick, ironic).await,
+        Only::Ops => ops_figures(backend, &scratch.url, quick).await,
+    }
 }
 
 async fn run_backend(backend: Backend, n: u64, quick: bool, ironic: Option<&str>) -> Vec<Figure> {
@@ -325,27 +367,8 @@ async fn run_backend(backend: Backend, n: u64, quick: bool, ironic: Option<&str>
     .await;
     figures.push(lower(backend, "upgrade check (s) vs one count(*) WHERE maintenance scan".into(), check, floor, 4.0));
 
-    eprintln!("[{name}] assert + release cycles");
     bench_nodes(&db).await;
-    let run_for = Duration::from_secs(if quick { 1 } else { 5 });
-    for hot in [false, true] {
-        for workers in [1, 8, 32] {
-            let library = ops::library(&ours.url, workers, hot, run_for).await;
-            let direct = ops::direct(&ours.url, workers, hot, run_for).await;
-            let ratio = library / direct;
-            let on = if hot { "one hot node" } else { "distinct nodes" };
-            let gated = backend == Backend::Postgres && workers == 8 && !hot;
-            figures.push(Figure {
-                backend: name,
-                figure: format!("assert+release cycles/s, {workers} worker(s), {on}"),
-                ours: library,
-                hand_written: Some(direct),
-                ratio: Some(ratio),
-                target: gated.then(|| ">= 0.8".to_owned()),
-                met: gated.then_some(ratio >= 0.8),
-            });
-        }
-    }
+    figures.extend(ops_figures(backend, &ours.url, quick).await);
     figures.extend(serve_figures(backend, &ours.url, quick, ironic).await);
     figures
 }
@@ -377,10 +400,9 @@ async fn main() {
     let mut figures = Vec::new();
     for backend in &args.backends {
         let ironic = args.ironic_url.as_deref();
-        figures.extend(if args.serve_only {
-            run_serve_only(*backend, args.quick, ironic).await
-        } else {
-            run_backend(*backend, args.nodes, args.quick, ironic).await
+        figures.extend(match args.only {
+            Some(only) => run_small(*backend, only, args.quick, ironic).await,
+            None => run_backend(*backend, args.nodes, args.quick, ironic).await,
         });
     }
     let table = render(&figures);
