@@ -105,9 +105,9 @@ pub struct ReconcileArgs {
     /// Report what would be repaired; write nothing.
     #[arg(long)]
     pub dry_run: bool,
-    /// The most candidate nodes one repair transaction locks, up to 1,000 (detection finds candidates 500,000 node ids at a time).
-    #[arg(long, default_value_t = nodemaint::reconcile::DEFAULT_BATCH_SIZE, value_parser = clap::value_parser!(i64).range(1..=1_000_000))]
-    pub batch_size: i64,
+    /// Candidate nodes per repair transaction [default: 10000 on SQLite, whose write lock is database-wide; 1000 on PostgreSQL and MySQL] (detection finds candidates 500,000 node ids at a time).
+    #[arg(long, value_parser = clap::value_parser!(i64).range(1..=1_000_000))]
+    pub batch_size: Option<i64>,
     /// Stop after this many repairs (drifted nodes, or entries without a node).
     #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
     pub max_count: Option<u64>,

@@ -426,7 +426,25 @@ async fn drift_in_every_detection_window_is_found(t: TestDb) {
     assert_converged(&db).await;
 }
 
+/// A repair transaction larger than the chunk its statements list nodes in
+/// (the default on SQLite, or --batch-size): every chunk of it is repaired.
+async fn a_repair_transaction_spanning_several_chunks_repairs_them_all(t: TestDb) {
+    let db = t.connect().await;
+    schema::upgrade(&db, &t.url, UpgradeOptions::default()).await.unwrap();
+    let nodes = 2 * nodemaint::migration::drift::LOAD_CHUNK as u64 + 500;
+    // Every node set in maintenance by an old service: no entries.
+    nodemaint::fleet::seed(&db, nodes, 1.0, 7, &nodemaint::migration::backfill::NoProgress).await.unwrap();
+    assert_eq!(count(&db, "SELECT COUNT(*) FROM node_maintenance").await, 0);
+    let options = nodemaint::reconcile::ReconcileOptions { batch_size: Some(nodes as i64), ..Default::default() };
+    let report = nodemaint::reconcile::reconcile(&db, &t.url, options).await.unwrap();
+    assert_eq!(report.repaired(), nodes, "{report:?}");
+    assert_eq!(report.remaining(), 0, "{report:?}");
+    assert_eq!(count(&db, "SELECT COUNT(DISTINCT node_id) FROM node_maintenance").await, nodes as i64);
+    assert_converged(&db).await;
+}
+
 backend_tests!(
+    a_repair_transaction_spanning_several_chunks_repairs_them_all,
     drift_in_every_detection_window_is_found,
     rolling_upgrade_story_end_to_end,
     duplicates_and_orphans_fail_the_check_and_are_repaired,
