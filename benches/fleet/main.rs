@@ -104,6 +104,17 @@ fn peak_rss_kib() -> u64 {
         .unwrap_or(0)
 }
 
+/// What the whole machine has read from disk so far, in MiB (`pgpgin`, KiB
+/// in /proc/vmstat): the database servers' reads included, which a
+/// process's own I/O counters would miss.
+fn disk_read_mib() -> f64 {
+    std::fs::read_to_string("/proc/vmstat")
+        .ok()
+        .and_then(|s| s.lines().find_map(|l| l.strip_prefix("pgpgin ").and_then(|v| v.trim().parse::<f64>().ok())))
+        .unwrap_or(0.0)
+        / 1024.0
+}
+
 /// Child mode: run the pending backfill migration and report time and peak RSS.
 async fn child_backfill(url: &str) {
     let db = nodemaint::db::connect(url).await.unwrap();
@@ -286,9 +297,17 @@ async fn run_backend(backend: Backend, n: u64, quick: bool, ironic: Option<&str>
     for size in [n / 10, n] {
         let ours = legacy_fleet(backend, size).await;
         let hand_fleet = legacy_fleet(backend, size).await;
+        let read_before = disk_read_mib();
         let (secs, rss) = backfill_in_child(&ours.url);
+        let read_ours = disk_read_mib() - read_before;
         let hand_db = hand_fleet.connect().await;
+        let read_before = disk_read_mib();
         let (hand_secs, ()) = timed(hand::backfill(&hand_db)).await;
+        let read_hand = disk_read_mib() - read_before;
+        // Whether the fleet still fits the page cache decides how time grows with it.
+        eprintln!(
+            "  {size} nodes: read from disk during the backfill: ours {read_ours:.0} MiB, hand-written {read_hand:.0} MiB"
+        );
         figures.push(lower(backend, format!("backfill, {size} nodes (s)"), secs, hand_secs, 1.3));
         measured.push((secs, rss));
         if size == n {

@@ -30,6 +30,8 @@ pub async fn library(url: &str, workers: usize, hot: bool, run_for: Duration) ->
         .unwrap();
     policy.enforce_scope = false;
     let svc = Maintenance::new(db, policy);
+    let cpu0 = cpu_ms();
+    let sys0 = sys_ms();
     let done = Arc::new(AtomicU64::new(0));
     let start = Instant::now();
     let tasks: Vec<_> = (0..workers)
@@ -50,7 +52,27 @@ pub async fn library(url: &str, workers: usize, hot: bool, run_for: Duration) ->
     for t in tasks {
         t.await.unwrap();
     }
-    done.load(Ordering::Relaxed) as f64 / start.elapsed().as_secs_f64()
+    let cycles = done.load(Ordering::Relaxed);
+    eprintln!(
+        "  library, {workers} worker(s): {:.3} ms of this process's CPU per cycle, {:.3} in the kernel",
+        (cpu_ms() - cpu0) / cycles as f64,
+        (sys_ms() - sys0) / cycles as f64
+    );
+    cycles as f64 / start.elapsed().as_secs_f64()
+}
+
+/// CPU time (user + system) this process has used, in ms.
+pub fn cpu_ms() -> f64 {
+    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
+    let fields: Vec<&str> = stat.rsplit(") ").next().unwrap_or_default().split(' ').collect();
+    let ticks = |i: usize| fields.get(i).and_then(|t| t.parse::<f64>().ok()).unwrap_or(0.0);
+    (ticks(11) + ticks(12)) * 10.0
+}
+
+pub fn sys_ms() -> f64 {
+    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
+    let fields: Vec<&str> = stat.rsplit(") ").next().unwrap_or_default().split(' ').collect();
+    fields.get(12).and_then(|t| t.parse::<f64>().ok()).unwrap_or(0.0) * 10.0
 }
 
 fn now() -> chrono::NaiveDateTime {
@@ -63,6 +85,8 @@ macro_rules! direct_backend {
     ($name:ident, $db:ty, $lock:expr, $fetch:expr, $q:expr) => {
         pub async fn $name(pool: sqlx::Pool<$db>, workers: usize, hot: bool, run_for: Duration) -> f64 {
             let q = $q;
+            let cpu0 = cpu_ms();
+            let sys0 = sys_ms();
             let done = Arc::new(AtomicU64::new(0));
             let start = Instant::now();
             let tasks: Vec<_> = (0..workers)
@@ -121,7 +145,9 @@ macro_rules! direct_backend {
             for t in tasks {
                 t.await.unwrap();
             }
-            done.load(Ordering::Relaxed) as f64 / start.elapsed().as_secs_f64()
+            let cycles = done.load(Ordering::Relaxed);
+            eprintln!("  direct, {workers} worker(s): {:.3} ms of this process's CPU per cycle, {:.3} in the kernel", (cpu_ms() - cpu0) / cycles as f64, (sys_ms() - sys0) / cycles as f64);
+            cycles as f64 / start.elapsed().as_secs_f64()
         }
     };
 }
