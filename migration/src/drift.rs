@@ -303,11 +303,14 @@ pub async fn windows<C: ConnectionTrait>(db: &C) -> Result<Vec<(i64, i64)>, DbEr
 }
 
 /// Lowest and highest id among `nodes.id` and `node_maintenance.node_id`.
-/// Four scalar subqueries, each answered from an index.
+/// Four scalar subqueries, each one index probe (see `sql::first_and_last`).
 async fn id_bounds<C: ConnectionTrait>(db: &C) -> Result<Option<(i64, i64)>, DbErr> {
     let backend = db.get_database_backend();
-    let sql = "SELECT (SELECT MIN(id) FROM nodes), (SELECT MAX(id) FROM nodes), \
-               (SELECT MIN(node_id) FROM node_maintenance), (SELECT MAX(node_id) FROM node_maintenance)";
+    let sql = format!(
+        "SELECT {}, {}",
+        crate::sql::first_and_last("nodes", "id"),
+        crate::sql::first_and_last("node_maintenance", "node_id")
+    );
     let Some(row) = db.query_one_raw(Statement::from_string(backend, sql)).await? else { return Ok(None) };
     let get = |i: usize| row.try_get_by_index::<Option<i32>>(i).map(|v| v.map(i64::from));
     let mins = [get(0)?, get(2)?].into_iter().flatten().min();

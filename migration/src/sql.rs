@@ -55,12 +55,24 @@ pub fn stmt(backend: DbBackend, sql: &str, values: Vec<Value>) -> Statement {
     Statement::from_sql_and_values(backend, sql, values)
 }
 
-/// `MIN(id)`, `MAX(id)` of nodes, or `None` for an empty table. Two scalar
-/// subqueries: SQLite answers a lone `MIN` or `MAX` from the primary key,
-/// but `SELECT MIN(id), MAX(id)` scans the whole table.
+/// The first and last row of `column` in `table`'s index order: two scalar
+/// subqueries of `ORDER BY … LIMIT 1`, each one index probe whatever the
+/// planner believes. `MIN`/`MAX` are not: on a PostgreSQL table with no
+/// statistics yet (a fleet just loaded) the planner costs the whole-index
+/// aggregate the same as the probe and may pick it, and it read every row
+/// with a heap fetch (133 ms against 0.24 ms on 100,000 fresh nodes); and
+/// SQLite answers a lone `MIN` or `MAX` from the key, but not both at once.
+pub fn first_and_last(table: &str, column: &str) -> String {
+    format!(
+        "(SELECT {column} FROM {table} ORDER BY {column} LIMIT 1), \
+         (SELECT {column} FROM {table} ORDER BY {column} DESC LIMIT 1)"
+    )
+}
+
+/// The lowest and highest `nodes.id`, or `None` for an empty table.
 pub async fn node_id_bounds<C: ConnectionTrait>(db: &C) -> Result<Option<(i64, i64)>, DbErr> {
     let backend = db.get_database_backend();
-    let sql = "SELECT (SELECT MIN(id) FROM nodes), (SELECT MAX(id) FROM nodes)";
+    let sql = format!("SELECT {}", first_and_last("nodes", "id"));
     let Some(row) = db.query_one_raw(Statement::from_string(backend, sql)).await? else { return Ok(None) };
     let min: Option<i32> = row.try_get_by_index(0)?;
     let max: Option<i32> = row.try_get_by_index(1)?;
