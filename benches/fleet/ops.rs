@@ -30,8 +30,7 @@ pub async fn library(url: &str, workers: usize, hot: bool, run_for: Duration) ->
         .unwrap();
     policy.enforce_scope = false;
     let svc = Maintenance::new(db, policy);
-    let cpu0 = cpu_ms();
-    let sys0 = sys_ms();
+    let cpu = CpuMeter::start();
     let done = Arc::new(AtomicU64::new(0));
     let start = Instant::now();
     let tasks: Vec<_> = (0..workers)
@@ -53,26 +52,41 @@ pub async fn library(url: &str, workers: usize, hot: bool, run_for: Duration) ->
         t.await.unwrap();
     }
     let cycles = done.load(Ordering::Relaxed);
-    eprintln!(
-        "  library, {workers} worker(s): {:.3} ms of this process's CPU per cycle, {:.3} in the kernel",
-        (cpu_ms() - cpu0) / cycles as f64,
-        (sys_ms() - sys0) / cycles as f64
-    );
+    cpu.report("library", workers, cycles);
     cycles as f64 / start.elapsed().as_secs_f64()
 }
 
-/// CPU time (user + system) this process has used, in ms.
-pub fn cpu_ms() -> f64 {
-    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
-    let fields: Vec<&str> = stat.rsplit(") ").next().unwrap_or_default().split(' ').collect();
-    let ticks = |i: usize| fields.get(i).and_then(|t| t.parse::<f64>().ok()).unwrap_or(0.0);
-    (ticks(11) + ticks(12)) * 10.0
+/// This process's CPU time so far, at the start of a phase.
+pub struct CpuMeter {
+    total_ms: f64,
+    kernel_ms: f64,
 }
 
-pub fn sys_ms() -> f64 {
-    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
-    let fields: Vec<&str> = stat.rsplit(") ").next().unwrap_or_default().split(' ').collect();
-    fields.get(12).and_then(|t| t.parse::<f64>().ok()).unwrap_or(0.0) * 10.0
+impl CpuMeter {
+    /// User + system and system CPU time, in ms, from /proc/self/stat
+    /// (`utime` and `stime`, in ticks of 10 ms: `getconf CLK_TCK` is 100).
+    fn read() -> (f64, f64) {
+        let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
+        let fields: Vec<&str> = stat.rsplit(") ").next().unwrap_or_default().split(' ').collect();
+        let ms = |i: usize| fields.get(i).and_then(|t| t.parse::<f64>().ok()).unwrap_or(0.0) * 10.0;
+        (ms(11) + ms(12), ms(12))
+    }
+
+    pub fn start() -> CpuMeter {
+        let (total_ms, kernel_ms) = CpuMeter::read();
+        CpuMeter { total_ms, kernel_ms }
+    }
+
+    /// Prints the CPU spent per cycle since `start`, on stderr.
+    pub fn report(&self, phase: &str, workers: usize, cycles: u64) {
+        let (total_ms, kernel_ms) = CpuMeter::read();
+        let per = |ms: f64| ms / cycles.max(1) as f64;
+        eprintln!(
+            "  {phase}, {workers} worker(s): {:.3} ms of this process's CPU per cycle, {:.3} in the kernel",
+            per(total_ms - self.total_ms),
+            per(kernel_ms - self.kernel_ms)
+        );
+    }
 }
 
 fn now() -> chrono::NaiveDateTime {
@@ -85,8 +99,7 @@ macro_rules! direct_backend {
     ($name:ident, $db:ty, $lock:expr, $fetch:expr, $q:expr) => {
         pub async fn $name(pool: sqlx::Pool<$db>, workers: usize, hot: bool, run_for: Duration) -> f64 {
             let q = $q;
-            let cpu0 = cpu_ms();
-            let sys0 = sys_ms();
+            let cpu = CpuMeter::start();
             let done = Arc::new(AtomicU64::new(0));
             let start = Instant::now();
             let tasks: Vec<_> = (0..workers)
@@ -146,7 +159,7 @@ macro_rules! direct_backend {
                 t.await.unwrap();
             }
             let cycles = done.load(Ordering::Relaxed);
-            eprintln!("  direct, {workers} worker(s): {:.3} ms of this process's CPU per cycle, {:.3} in the kernel", (cpu_ms() - cpu0) / cycles as f64, (sys_ms() - sys0) / cycles as f64);
+            cpu.report("direct", workers, cycles);
             cycles as f64 / start.elapsed().as_secs_f64()
         }
     };
