@@ -109,11 +109,18 @@ pub async fn backfill_legacy_entries<C: ConnectionTrait>(db: &C, opts: &Backfill
     let batch = opts.batch_size.unwrap_or_else(|| default_batch_size(db.get_database_backend())).max(1);
     opts.progress.begin("backfilling legacy entries", (max - min + 1) as u64);
     let now = now_utc();
+    // On an upgrade `node_maintenance` has just been created and holds no
+    // legacy entry, and each batch covers nodes no other batch touches, so
+    // no batch needs to look for existing entries. Leaving the anti-join out
+    // matters on PostgreSQL: planned against a table with no statistics, it
+    // may scan the unique index by `type` alone and re-visit every entry the
+    // statement has already inserted (quadratic in the batch).
+    let missing = if any_legacy_entry(db).await? { Missing::Legacy } else { Missing::AllMaintained };
     let mut created = 0;
     let mut lo = min;
     while lo <= max {
         let hi = lo.saturating_add(batch).min(max + 1);
-        let n = backfill_range(db, lo, hi, &opts.asserted_by, now).await?;
+        let n = backfill_nodes(db, NodeSet::Range(lo, hi), missing, &opts.asserted_by, now).await?;
         tracing::debug!(first_id = lo, end_id = hi, created = n, "backfill batch done");
         created += n;
         opts.progress.advance((hi - lo) as u64);
@@ -121,6 +128,13 @@ pub async fn backfill_legacy_entries<C: ConnectionTrait>(db: &C, opts: &Backfill
     }
     opts.progress.finish();
     Ok(created)
+}
+
+/// Whether `node_maintenance` holds any legacy entry (one probe).
+async fn any_legacy_entry<C: ConnectionTrait>(db: &C) -> Result<bool, DbErr> {
+    let backend = db.get_database_backend();
+    let sql = format!("SELECT 1 FROM node_maintenance WHERE {} = '{LEGACY}' LIMIT 1", quote(backend, "type"));
+    Ok(db.query_one_raw(stmt(backend, &sql, vec![])).await?.is_some())
 }
 
 /// Which nodes one backfill statement covers.
@@ -139,6 +153,8 @@ pub enum Missing {
     Legacy,
     /// Those without any entry (reconcile: a node set in maintenance by an old service).
     AnyEntry,
+    /// All of them: the caller knows none has a legacy entry yet.
+    AllMaintained,
 }
 
 impl NodeSet<'_> {
@@ -156,17 +172,6 @@ impl NodeSet<'_> {
             }
         }
     }
-}
-
-/// One batch: node ids in `[lo, hi)`. Two statements, whatever the batch holds.
-pub async fn backfill_range<C: ConnectionTrait>(
-    db: &C,
-    lo: i64,
-    hi: i64,
-    asserted_by: &str,
-    now: chrono::NaiveDateTime,
-) -> Result<u64, DbErr> {
-    backfill_nodes(db, NodeSet::Range(lo, hi), Missing::Legacy, asserted_by, now).await
 }
 
 /// Creates a legacy entry, reason copied from `nodes.maintenance_reason`, for
@@ -189,8 +194,9 @@ pub async fn backfill_nodes<C: ConnectionTrait>(
     let uuid = uuid_v4_expr(backend);
     let ty = quote(backend, "type");
     let absent = match missing {
-        Missing::Legacy => format!("AND m.{ty} = '{LEGACY}'"),
-        Missing::AnyEntry => String::new(),
+        Missing::Legacy => format!("AND NOT EXISTS (SELECT 1 FROM node_maintenance m WHERE m.node_id = n.id AND m.{ty} = '{LEGACY}')"),
+        Missing::AnyEntry => "AND NOT EXISTS (SELECT 1 FROM node_maintenance m WHERE m.node_id = n.id)".to_owned(),
+        Missing::AllMaintained => String::new(),
     };
     let (in_nodes, node_values) = nodes.condition("n.id");
     let mut values: Vec<Value> = vec![asserted_by.into(), now.into(), now.into()];
@@ -202,9 +208,7 @@ pub async fn backfill_nodes<C: ConnectionTrait>(
                 "INSERT INTO node_maintenance (uuid, node_id, {ty}, reason, scope, asserted_by, \
                  asserted_by_project, asserted_at, extra, version, created_at) \
                  SELECT {uuid}, n.id, '{LEGACY}', n.maintenance_reason, 'system', ?, '', ?, NULL, '1.0', ? \
-                 FROM nodes n WHERE {in_nodes} AND n.maintenance = TRUE \
-                 AND NOT EXISTS (SELECT 1 FROM node_maintenance m WHERE m.node_id = n.id {absent}) \
-                 ORDER BY n.id"
+                 FROM nodes n WHERE {in_nodes} AND n.maintenance = TRUE {absent} ORDER BY n.id"
             ),
             values,
         ))
