@@ -246,7 +246,7 @@ pub enum DbCommand {
         /// Seconds to wait for another `db upgrade` holding the lock.
         #[arg(long, default_value_t = 300)]
         lock_timeout: u64,
-        /// Node ids per backfill batch [default: 50000 on SQLite, 10000 on PostgreSQL and MySQL].
+        /// Node ids per backfill batch [default: 50000 on SQLite, 100000 on PostgreSQL and MySQL].
         #[arg(long, value_parser = clap::value_parser!(i64).range(1..=1_000_000))]
         batch_size: Option<i64>,
     },
