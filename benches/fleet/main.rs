@@ -297,10 +297,12 @@ async fn run_backend(backend: Backend, n: u64, quick: bool, ironic: Option<&str>
     for size in [n / 10, n] {
         let ours = legacy_fleet(backend, size).await;
         let hand_fleet = legacy_fleet(backend, size).await;
+        ours.settle().await;
         let read_before = disk_read_mib();
         let (secs, rss) = backfill_in_child(&ours.url);
         let read_ours = disk_read_mib() - read_before;
         let hand_db = hand_fleet.connect().await;
+        hand_fleet.settle().await;
         let read_before = disk_read_mib();
         let (hand_secs, ()) = timed(hand::backfill(&hand_db)).await;
         let read_hand = disk_read_mib() - read_before;
