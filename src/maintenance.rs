@@ -196,7 +196,7 @@ impl Maintenance {
                     refuse_duplicate(&entries, ty.name, locked.authority.scope, &locked.authority.project, ident)?;
                     let created = insert_entry(&txn, &locked, caller, ty.name, request.reason, extra).await?;
                     history::record(&txn, Action::Asserted, &created, caller, None).await?;
-                    sync_node(&txn, &locked.node).await?;
+                    sync_node(&txn, &locked.node, &with_entry(&entries, &created)).await?;
                     Ok(EntryView::for_caller(&created, locked.authority.scope))
                 }
                 .await;
@@ -236,7 +236,7 @@ impl Maintenance {
                     )
                     .map_err(Error::Forbidden)?;
                     delete_entries(&txn, std::slice::from_ref(entry), caller, None).await?;
-                    sync_node(&txn, &locked.node).await?;
+                    sync_node(&txn, &locked.node, &without_entry(&entries, entry)).await?;
                     Ok(EntryView::for_caller(entry, locked.authority.scope))
                 }
                 .await;
@@ -259,7 +259,7 @@ impl Maintenance {
                 })
                 .map_err(Error::Forbidden)?;
                 delete_entries(&txn, &entries, caller, None).await?;
-                sync_node(&txn, &locked.node).await?;
+                sync_node(&txn, &locked.node, &[]).await?;
                 Ok(entries.iter().map(|e| EntryView::for_caller(e, locked.authority.scope)).collect())
             }
             .await;
@@ -293,7 +293,7 @@ impl Maintenance {
                             created
                         }
                     };
-                    sync_node(&txn, &locked.node).await?;
+                    sync_node(&txn, &locked.node, &with_entry(&entries, &entry)).await?;
                     Ok(EntryView::for_caller(&entry, locked.authority.scope))
                 }
                 .await;
@@ -333,7 +333,7 @@ impl Maintenance {
                             created
                         }
                     };
-                    sync_node(&txn, &locked.node).await?;
+                    sync_node(&txn, &locked.node, &with_entry(&entries, &entry)).await?;
                     Ok(EntryView::for_caller(&entry, Scope::System))
                 }
                 .await;
@@ -357,7 +357,7 @@ impl Maintenance {
                         return Ok(None);
                     };
                     delete_entries(&txn, std::slice::from_ref(fault), &conductor, None).await?;
-                    sync_node(&txn, &node).await?;
+                    sync_node(&txn, &node, &without_entry(&entries, fault)).await?;
                     Ok(Some(EntryView::for_caller(fault, Scope::System)))
                 }
                 .await;
@@ -530,13 +530,32 @@ pub(crate) async fn delete_entries<C: ConnectionTrait>(
     Ok(())
 }
 
-/// Recomputes the boolean and the deprecated reason column from the rows.
-pub(crate) async fn sync_node<C: ConnectionTrait>(db: &C, node: &nodes::Model) -> Result<()> {
-    let entries = entries_of(db, node.id).await?;
+/// `entries` with `entry` added, or in place of the row with its id.
+fn with_entry(entries: &[node_maintenance::Model], entry: &node_maintenance::Model) -> Vec<node_maintenance::Model> {
+    let mut after: Vec<_> = entries.iter().filter(|e| e.id != entry.id).cloned().collect();
+    after.push(entry.clone());
+    after
+}
+
+/// `entries` without `entry`.
+fn without_entry(entries: &[node_maintenance::Model], entry: &node_maintenance::Model) -> Vec<node_maintenance::Model> {
+    entries.iter().filter(|e| e.id != entry.id).cloned().collect()
+}
+
+/// Sets the boolean and the deprecated reason column from `entries`, the
+/// node's entries after this transaction's change. They are known without
+/// reading them again: every writer of a node's entries holds the node's
+/// lock (API operations and reconcile alike), and the synthesised reason
+/// orders them itself.
+pub(crate) async fn sync_node<C: ConnectionTrait>(
+    db: &C,
+    node: &nodes::Model,
+    entries: &[node_maintenance::Model],
+) -> Result<()> {
     // update_many, not ActiveModel::update, which would read the node back.
     nodes::Entity::update_many()
         .col_expr(nodes::Column::Maintenance, Expr::value(!entries.is_empty()))
-        .col_expr(nodes::Column::MaintenanceReason, Expr::value(maintenance_reason_column(&entries)))
+        .col_expr(nodes::Column::MaintenanceReason, Expr::value(maintenance_reason_column(entries)))
         .col_expr(nodes::Column::UpdatedAt, Expr::value(now_utc()))
         .filter(nodes::Column::Id.eq(node.id))
         .exec(db)

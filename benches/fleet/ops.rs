@@ -119,23 +119,25 @@ macro_rules! direct_backend {
                                     sqlx::query(sqlx::AssertSqlSafe(q(sql))).bind(&node).execute(&mut *tx).await?;
                                 }
                                 let (id,): (i32,) = sqlx::query_as(sqlx::AssertSqlSafe(q($fetch))).bind(&node).fetch_one(&mut *tx).await?;
-                                let entries: Vec<(i32, String)> = sqlx::query_as(sqlx::AssertSqlSafe(q("SELECT id, asserted_by_project FROM node_maintenance WHERE node_id = ? ORDER BY asserted_at, id")))
+                                let mut entries: Vec<(i32, String, String, Option<String>)> = sqlx::query_as(sqlx::AssertSqlSafe(q("SELECT id, asserted_by_project, type, reason FROM node_maintenance WHERE node_id = ? ORDER BY asserted_at, id")))
                                     .bind(id).fetch_all(&mut *tx).await?;
                                 let ts = now();
                                 if releasing {
-                                    let eid = entries.iter().find(|(_, p)| *p == project).map(|(e, _)| *e).ok_or(sqlx::Error::RowNotFound)?;
+                                    let eid = entries.iter().find(|e| e.1 == project).map(|e| e.0).ok_or(sqlx::Error::RowNotFound)?;
                                     sqlx::query(sqlx::AssertSqlSafe(q("DELETE FROM node_maintenance WHERE id = ?"))).bind(eid).execute(&mut *tx).await?;
+                                    entries.retain(|e| e.0 != eid);
                                 } else {
                                     sqlx::query(sqlx::AssertSqlSafe(q("INSERT INTO node_maintenance (uuid, node_id, type, reason, scope, asserted_by, asserted_by_project, asserted_at, version, created_at) VALUES (?, ?, 'operator_hold', 'bench', 'system', ?, ?, ?, '1.0', ?)")))
                                         .bind(uuid::Uuid::new_v4().to_string()).bind(id).bind(&user).bind(&project).bind(ts).bind(ts)
                                         .execute(&mut *tx).await?;
+                                    entries.push((0, project.clone(), "operator_hold".to_owned(), Some("bench".to_owned())));
                                 }
                                 sqlx::query(sqlx::AssertSqlSafe(q("INSERT INTO node_history (uuid, event_type, severity, event, user_col, project, node_id, version, created_at) VALUES (?, 'maintenance', 'info', ?, ?, ?, ?, '1.0', ?)")))
                                     .bind(uuid::Uuid::new_v4().to_string()).bind(format!("maintenance entry by {user}")).bind(&user).bind(&project).bind(id).bind(ts)
                                     .execute(&mut *tx).await?;
-                                let after: Vec<(String, Option<String>)> = sqlx::query_as(sqlx::AssertSqlSafe(q("SELECT type, reason FROM node_maintenance WHERE node_id = ? ORDER BY asserted_at, id")))
-                                    .bind(id).fetch_all(&mut *tx).await?;
-                                let reason = after.iter().map(|(t, r)| format!("{t}: {}", r.clone().unwrap_or_default())).collect::<Vec<_>>().join("; ");
+                                // The entries after the change are known (the node is locked), as in the library.
+                                let after = &entries;
+                                let reason = after.iter().map(|(_, _, t, r)| format!("{t}: {}", r.clone().unwrap_or_default())).collect::<Vec<_>>().join("; ");
                                 sqlx::query(sqlx::AssertSqlSafe(q("UPDATE nodes SET maintenance = ?, maintenance_reason = ?, updated_at = ? WHERE id = ?")))
                                     .bind(!after.is_empty()).bind(if after.is_empty() { None } else { Some(reason) }).bind(ts).bind(id)
                                     .execute(&mut *tx).await?;
