@@ -177,6 +177,33 @@ fn lower(backend: Backend, figure: String, ours: f64, hand: f64, target: f64) ->
     }
 }
 
+/// Rounds of each throughput comparison, and how long each side runs per round.
+fn rounds(quick: bool, secs: u64) -> (usize, Duration) {
+    if quick { (1, Duration::from_secs(1)) } else { (3, Duration::from_secs(secs)) }
+}
+
+/// Measures two sides in alternating rounds and returns each side's mean
+/// rate: on this shared two-core machine the CPU available drifts by 15 %
+/// and more from one ten-second spell to the next, and alternating puts
+/// each spell on both sides instead of on one.
+async fn alternated<A, FutA, B, FutB>(label: &str, rounds: usize, mut ours: A, mut theirs: B) -> (f64, f64)
+where
+    A: FnMut() -> FutA,
+    FutA: std::future::Future<Output = f64>,
+    B: FnMut() -> FutB,
+    FutB: std::future::Future<Output = f64>,
+{
+    let (mut a, mut b) = (Vec::new(), Vec::new());
+    for _ in 0..rounds {
+        a.push(ours().await);
+        b.push(theirs().await);
+    }
+    let ratios: Vec<f64> = a.iter().zip(&b).map(|(x, y)| x / y).collect();
+    eprintln!("  {label}: ours {a:.0?}, theirs {b:.0?}, ratio per round {ratios:.2?}");
+    let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
+    (mean(&a), mean(&b))
+}
+
 /// Runs the backfill in a child process (so its peak RSS is the backfill's alone).
 fn backfill_in_child(url: &str) -> (f64, f64) {
     let out =
@@ -202,14 +229,19 @@ async fn bench_nodes(db: &DatabaseConnection) {
 /// sqlx, with 1, 8 and 32 workers, on distinct nodes and on one hot node.
 async fn ops_figures(backend: Backend, url: &str, quick: bool) -> Vec<Figure> {
     eprintln!("[{}] assert + release cycles", backend.name());
-    let run_for = Duration::from_secs(if quick { 1 } else { 5 });
+    let (rounds, run_for) = rounds(quick, 2);
     let mut figures = Vec::new();
     for hot in [false, true] {
         for workers in [1, 8, 32] {
-            let library = ops::library(url, workers, hot, run_for).await;
-            let direct = ops::direct(url, workers, hot, run_for).await;
-            let ratio = library / direct;
             let on = if hot { "one hot node" } else { "distinct nodes" };
+            let (library, direct) = alternated(
+                &format!("{workers} worker(s), {on}"),
+                rounds,
+                || ops::library(url, workers, hot, run_for),
+                || ops::direct(url, workers, hot, run_for),
+            )
+            .await;
+            let ratio = library / direct;
             let gated = backend == Backend::Postgres && workers == 8 && !hot;
             figures.push(Figure {
                 backend: backend.name(),
@@ -236,18 +268,22 @@ async fn serve_figures(backend: Backend, url: &str, quick: bool, ironic: Option<
     for i in 0..8 {
         uuids.push(nodemaint::nodes::find(&db, &ops::node_name(i, false)).await.unwrap().uuid.unwrap());
     }
-    let run_for = Duration::from_secs(if quick { 1 } else { 10 });
+    let (rounds, run_for) = rounds(quick, 4);
     let ironic_uuids = match ironic {
         Some(base) => Some(serve::ironic_nodes(base, 8).await),
         None => None,
     };
     let mut figures = Vec::new();
     for workers in [1, 8] {
-        let ours = {
-            let served = serve::Served::start(url, workers + 1);
-            serve::cycles(&served.base, &uuids, workers, run_for).await
-        };
-        let direct = ops::direct(url, workers, false, run_for).await;
+        let served = serve::Served::start(url, workers + 1);
+        let (ours, direct) = alternated(
+            &format!("{workers} client(s)"),
+            rounds,
+            || serve::cycles(&served.base, &uuids, workers, run_for),
+            || ops::direct(url, workers, false, run_for),
+        )
+        .await;
+        drop(served);
         let gated = workers == 8;
         figures.push(Figure {
             backend: name,
@@ -259,7 +295,7 @@ async fn serve_figures(backend: Backend, url: &str, quick: bool, ironic: Option<
             met: gated.then_some(ours / direct >= 0.8),
         });
         if let (Some(base), Some(peer_uuids)) = (ironic, &ironic_uuids) {
-            let peer = serve::cycles(base, peer_uuids, workers, run_for).await;
+            let peer = serve::cycles(base, peer_uuids, workers, run_for * rounds as u32).await;
             figures.push(Figure {
                 backend: name,
                 figure: format!("serve: legacy PUT+DELETE cycles/s, {workers} client(s), vs Ironic 39 API"),
