@@ -347,7 +347,9 @@ async fn backfill_pair(backend: Backend, size: u64) -> BackfillPair {
     let read_hand = disk_read_mib() - read_before;
     hand_db.close().await.ok();
     // Whether the fleet still fits the page cache decides how time grows with it.
-    eprintln!("  {size} nodes: read from disk during the backfill: ours {read_ours:.0} MiB, hand-written {read_hand:.0} MiB");
+    eprintln!(
+        "  {size} nodes: read from disk during the backfill: ours {read_ours:.0} MiB, hand-written {read_hand:.0} MiB"
+    );
     BackfillPair { secs, rss, hand_secs, ours, hand }
 }
 

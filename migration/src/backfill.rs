@@ -197,7 +197,9 @@ pub async fn backfill_nodes<C: ConnectionTrait>(
     let uuid = uuid_v4_expr(backend);
     let ty = quote(backend, "type");
     let absent = match missing {
-        Missing::Legacy => format!("AND NOT EXISTS (SELECT 1 FROM node_maintenance m WHERE m.node_id = n.id AND m.{ty} = '{LEGACY}')"),
+        Missing::Legacy => {
+            format!("AND NOT EXISTS (SELECT 1 FROM node_maintenance m WHERE m.node_id = n.id AND m.{ty} = '{LEGACY}')")
+        }
         Missing::AnyEntry => "AND NOT EXISTS (SELECT 1 FROM node_maintenance m WHERE m.node_id = n.id)".to_owned(),
         Missing::AllMaintained => String::new(),
     };
