@@ -18,8 +18,8 @@ pub const SQLITE_BUSY_TIMEOUT: Duration = Duration::from_secs(60);
 /// outgrow 2 MB between 10,000 and 100,000 entries, and every miss is a
 /// read from the file: a million-node `db upgrade` took 2.5–2.7 s with
 /// 16 MiB against 3.3–3.8 s with 2 MB (three alternated rounds), its peak
-/// resident set 31 MiB at 100,000 and at a million nodes alike. 8 and 32 MiB
-/// were no faster than 16 and cost as much memory or more.
+/// resident set 31 MiB at 100,000 and at a million nodes alike. In a sweep,
+/// 8 MiB was slower (3.0–3.5 s) and 32 MiB no faster, at 43–49 MiB.
 pub const SQLITE_CACHE_KIB: u32 = 16 * 1024;
 
 /// Turns a URL a deployer may paste into one sqlx understands.
