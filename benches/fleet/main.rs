@@ -160,6 +160,11 @@ where
         v.push(f().await);
     }
     eprintln!("  runs (s): {v:.3?}");
+    middle(v)
+}
+
+/// The median of measurements already taken (the upper one of an even count).
+fn middle(mut v: Vec<f64>) -> f64 {
     v.sort_by(f64::total_cmp);
     v[v.len() / 2]
 }
@@ -372,11 +377,7 @@ async fn run_backend(backend: Backend, n: u64, quick: bool, ironic: Option<&str>
             runs.push((pair.secs, pair.rss, pair.hand_secs));
             last = Some((pair.ours, pair.hand));
         }
-        let median_of = |pick: fn(&(f64, f64, f64)) -> f64| {
-            let mut v: Vec<f64> = runs.iter().map(pick).collect();
-            v.sort_by(f64::total_cmp);
-            v[v.len() / 2]
-        };
+        let median_of = |pick: fn(&(f64, f64, f64)) -> f64| middle(runs.iter().map(pick).collect());
         let (secs, rss, hand_secs) = (median_of(|r| r.0), median_of(|r| r.1), median_of(|r| r.2));
         if repeats > 1 {
             let pairs: Vec<(f64, f64)> = runs.iter().map(|r| (r.0, r.2)).collect();

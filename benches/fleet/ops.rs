@@ -136,10 +136,9 @@ macro_rules! direct_backend {
                                     .bind(uuid::Uuid::new_v4().to_string()).bind(format!("maintenance entry by {user}")).bind(&user).bind(&project).bind(id).bind(ts)
                                     .execute(&mut *tx).await?;
                                 // The entries after the change are known (the node is locked), as in the library.
-                                let after = &entries;
-                                let reason = after.iter().map(|(_, _, t, r)| format!("{t}: {}", r.clone().unwrap_or_default())).collect::<Vec<_>>().join("; ");
+                                let reason = entries.iter().map(|(_, _, t, r)| format!("{t}: {}", r.clone().unwrap_or_default())).collect::<Vec<_>>().join("; ");
                                 sqlx::query(sqlx::AssertSqlSafe(q("UPDATE nodes SET maintenance = ?, maintenance_reason = ?, updated_at = ? WHERE id = ?")))
-                                    .bind(!after.is_empty()).bind(if after.is_empty() { None } else { Some(reason) }).bind(ts).bind(id)
+                                    .bind(!entries.is_empty()).bind(if entries.is_empty() { None } else { Some(reason) }).bind(ts).bind(id)
                                     .execute(&mut *tx).await?;
                                 tx.commit().await?;
                                         Ok(())

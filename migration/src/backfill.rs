@@ -27,13 +27,13 @@ pub const MIGRATION_ASSERTER: &str = "nodemaint-migration";
 /// batches no longer have one.)
 pub const DEFAULT_BATCH_SIZE: i64 = 100_000;
 /// Default on SQLite, the embedded engine: every statement's writes go
-/// through the connection's small page cache, and many narrow statements
-/// spill and re-read the same random uuid-index pages again and again
-/// (measured on a million nodes: 3.3–4.2 s at 10,000 ids, 2.8 s at 100,000,
-/// against 2.2–2.5 s for one `INSERT … SELECT`). 50,000 is as fast as
-/// 100,000 (3.9–4.4 s against 4.0–4.1 s on a slower day) and keeps the peak
-/// resident set flat with the fleet: 13.7–14.2 MiB at a million nodes, as
-/// at 100,000, against 19.2–19.6 MiB for 100,000-id batches.
+/// through the connection's page cache, and with SQLite's 2 MB cache many
+/// narrow statements spilled and re-read the same random uuid-index pages
+/// (a million nodes: 3.3–4.2 s at 10,000 ids, 2.8 s at 100,000, against
+/// 2.2–2.5 s for one `INSERT … SELECT`). With the 16 MiB cache connections
+/// now get, width matters little and costs memory: a million nodes took
+/// 2.33 and 2.43 s at 50,000 ids (peak RSS 32 MiB, as at 100,000 nodes),
+/// 2.25 and 2.32 s at 200,000 (37 MiB), 2.04 and 2.48 s in one batch (47 MiB).
 pub const SQLITE_DEFAULT_BATCH_SIZE: i64 = 50_000;
 
 /// The default batch for `backend`.
