@@ -1,7 +1,7 @@
 //! The hand-written lower bounds: the fewest statements that do the same
 //! work, with the database's own uuid generation, in one transaction.
 
-use nodemaint::migration::backfill::quote;
+use nodemaint::migration::backfill::{MIGRATION_ASSERTER, event_expr, quote};
 use nodemaint::migration::sql::{concat, uuid_v4_expr};
 use sea_orm::{ConnectionTrait, DatabaseConnection, DbBackend, TransactionTrait};
 
@@ -41,20 +41,29 @@ fn history_on(backend: DbBackend, verb: &str, filter: &str, node: &str) -> Strin
 }
 
 /// The backfill as two statements: one `INSERT … SELECT` into
-/// `node_maintenance`, one into `node_history`.
+/// `node_maintenance`, one into `node_history`, writing the same rows as the
+/// migration (asserter, event text), so that both sides write the same bytes.
 pub async fn backfill(db: &DatabaseConnection) {
     let backend = db.get_database_backend();
     let uuid = uuid_v4_expr(backend);
     let ty = quote(backend, "type");
+    let user = quote(backend, "user");
     let txn = db.begin().await.unwrap();
     txn.execute_unprepared(&format!(
         "INSERT INTO node_maintenance (uuid, node_id, {ty}, reason, scope, asserted_by, asserted_by_project, asserted_at, version, created_at) \
-         SELECT {uuid}, id, 'legacy', maintenance_reason, 'system', 'hand', '', {now}, '1.0', {now} FROM nodes WHERE maintenance = TRUE",
+         SELECT {uuid}, id, 'legacy', maintenance_reason, 'system', '{MIGRATION_ASSERTER}', '', {now}, '1.0', {now} FROM nodes WHERE maintenance = TRUE",
         now = now_literal()
     ))
     .await
     .unwrap();
-    txn.execute_unprepared(&history_for(backend, "asserted", "1 = 1")).await.unwrap();
+    txn.execute_unprepared(&format!(
+        "INSERT INTO node_history (uuid, event_type, severity, event, {user}, node_id, version, created_at) \
+         SELECT {uuid}, 'maintenance', 'info', {event}, SUBSTR(m.asserted_by, 1, 64), m.node_id, '1.0', {now} FROM node_maintenance m",
+        event = event_expr(backend),
+        now = now_literal()
+    ))
+    .await
+    .unwrap();
     txn.commit().await.unwrap();
 }
 

@@ -222,18 +222,7 @@ pub async fn backfill_nodes<C: ConnectionTrait>(
     if inserted == 0 {
         return Ok(0);
     }
-    let event = concat(
-        backend,
-        &[
-            "'maintenance entry '",
-            "m.uuid",
-            &format!("' asserted (type {LEGACY}, scope system, reason: '"),
-            &format!("COALESCE(SUBSTR(m.reason, 1, {EVENT_REASON_MAX}), 'None')"),
-            "') by '",
-            "m.asserted_by",
-            "' (backfilled from nodes.maintenance)'",
-        ],
-    );
+    let event = event_expr(backend);
     let user = quote(backend, "user");
     let (in_entries, node_values) = nodes.condition("m.node_id");
     let mut values: Vec<Value> = vec![now.into(), Value::from(before)];
@@ -251,6 +240,23 @@ pub async fn backfill_nodes<C: ConnectionTrait>(
     ))
     .await?;
     Ok(inserted)
+}
+
+/// The history event text of a backfilled entry `m`, as an SQL expression
+/// (public so that the benchmark's hand-written floor writes the same rows).
+pub fn event_expr(backend: DbBackend) -> String {
+    concat(
+        backend,
+        &[
+            "'maintenance entry '",
+            "m.uuid",
+            &format!("' asserted (type {LEGACY}, scope system, reason: '"),
+            &format!("COALESCE(SUBSTR(m.reason, 1, {EVENT_REASON_MAX}), 'None')"),
+            "') by '",
+            "m.asserted_by",
+            "' (backfilled from nodes.maintenance)'",
+        ],
+    )
 }
 
 /// Records that `n` entries were backfilled by the current `db upgrade`.
