@@ -79,7 +79,7 @@ impl Policy {
             roles: &caller.roles,
             system_scope: caller.system_scope,
         };
-        let lookup = |name: &str| self.rules.get(name).cloned();
+        let lookup = |name: &str| self.rules.get(name);
         self.rules.get(rule).is_some_and(|r| r.eval(&creds, target, &lookup, 0))
     }
 

@@ -7,6 +7,7 @@
 //! target. Operators: `not` > `and` > `or`, with parentheses. A check whose
 //! target attribute is missing is false, as in oslo.
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -167,7 +168,10 @@ pub struct Creds<'a> {
 pub type Target = BTreeMap<String, String>;
 
 /// `%(key)s` replaced from the target; `None` when a key is missing.
-fn substitute(value: &str, target: &Target) -> Option<String> {
+fn substitute<'v>(value: &'v str, target: &Target) -> Option<Cow<'v, str>> {
+    if !value.contains("%(") {
+        return Some(Cow::Borrowed(value));
+    }
     let mut out = String::new();
     let mut rest = value;
     while let Some(start) = rest.find("%(") {
@@ -178,12 +182,18 @@ fn substitute(value: &str, target: &Target) -> Option<String> {
         rest = &after[end + 2..];
     }
     out.push_str(rest);
-    Some(out)
+    Some(Cow::Owned(out))
 }
 
 impl Rule {
     /// Evaluates with `lookup` resolving `rule:NAME` (depth-limited against cycles).
-    pub fn eval(&self, creds: &Creds, target: &Target, lookup: &dyn Fn(&str) -> Option<Rule>, depth: u8) -> bool {
+    pub fn eval<'r>(
+        &self,
+        creds: &Creds,
+        target: &Target,
+        lookup: &dyn Fn(&str) -> Option<&'r Rule>,
+        depth: u8,
+    ) -> bool {
         if depth > 32 {
             return false;
         }
@@ -200,16 +210,16 @@ impl Rule {
                 let Some(value) = substitute(value, target) else { return false };
                 let quoted = ['\'', '"'].iter().find_map(|q| kind.strip_prefix(*q).and_then(|k| k.strip_suffix(*q)));
                 if let Some(literal) = quoted {
-                    return literal == value;
+                    return literal == value.as_ref();
                 }
                 match kind.as_str() {
-                    "True" | "False" => kind == &value,
-                    "user_id" => creds.user_id == value,
-                    "project_id" => creds.project_id == Some(value.as_str()),
-                    "project_name" => creds.project_name == Some(value.as_str()),
+                    "True" | "False" => kind == value.as_ref(),
+                    "user_id" => creds.user_id == value.as_ref(),
+                    "project_id" => creds.project_id == Some(value.as_ref()),
+                    "project_name" => creds.project_name == Some(value.as_ref()),
                     "system_scope" => creds.system_scope && value == "all",
                     "is_admin" => value == "False",
-                    "roles" => creds.roles.iter().any(|r| r.eq_ignore_ascii_case(&value)),
+                    "roles" => creds.roles.iter().any(|r| r.eq_ignore_ascii_case(value.as_ref())),
                     _ => false,
                 }
             }
@@ -226,7 +236,7 @@ mod tests {
     }
 
     fn eval(text: &str, c: &Creds, target: &Target) -> bool {
-        parse(text).unwrap().eval(c, target, &|name| (name == "yes").then_some(Rule::Always), 0)
+        parse(text).unwrap().eval(c, target, &|name| (name == "yes").then_some(&Rule::Always), 0)
     }
 
     #[test]
