@@ -22,6 +22,9 @@ pub const SQLITE_BUSY_TIMEOUT: Duration = Duration::from_secs(60);
 /// 8 MiB was slower (3.0–3.5 s) and 32 MiB no faster, at 43–49 MiB.
 pub const SQLITE_CACHE_KIB: u32 = 16 * 1024;
 
+/// A pooled connection idle at least this long is pinged before use.
+pub const POOL_PING_AFTER_IDLE: Duration = Duration::from_secs(30);
+
 /// Turns a URL a deployer may paste into one sqlx understands.
 ///
 /// `postgresql+psycopg2://…` → `postgres://…`, `mysql+pymysql://…` →
@@ -104,6 +107,11 @@ pub async fn connect_with(url: &str, max_connections: Option<u32>) -> Result<Dat
         .sqlx_logging(false)
         .connect_timeout(Duration::from_secs(10))
         .acquire_timeout(Duration::from_secs(60))
+        // A pool pings every connection it hands out unless told otherwise:
+        // one more round trip per transaction (of eight for a legacy PUT on
+        // PostgreSQL). Only a connection idle this long, which a server,
+        // proxy or firewall may have dropped, is checked first.
+        .test_before_acquire_if_idle_for(POOL_PING_AFTER_IDLE)
         .map_sqlx_sqlite_opts(|o: SqliteConnectOptions| {
             o.create_if_missing(true)
                 .busy_timeout(SQLITE_BUSY_TIMEOUT)

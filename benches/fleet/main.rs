@@ -284,7 +284,7 @@ async fn serve_figures(backend: Backend, url: &str, quick: bool, ironic: Option<
         let (ours, direct) = alternated(
             &format!("{workers} client(s)"),
             rounds,
-            || serve::cycles(&served.base, &uuids, workers, run_for),
+            || serve::cycles(&served.base, &uuids, workers, run_for, Some(served.pid())),
             || ops::direct(url, workers, false, run_for),
         )
         .await;
@@ -300,7 +300,7 @@ async fn serve_figures(backend: Backend, url: &str, quick: bool, ironic: Option<
             met: gated.then_some(ours / direct >= 0.8),
         });
         if let (Some(base), Some(peer_uuids)) = (ironic, &ironic_uuids) {
-            let peer = serve::cycles(base, peer_uuids, workers, run_for * rounds as u32).await;
+            let peer = serve::cycles(base, peer_uuids, workers, run_for * rounds as u32, None).await;
             figures.push(Figure {
                 backend: name,
                 figure: format!("serve: legacy PUT+DELETE cycles/s, {workers} client(s), vs Ironic 39 API"),

@@ -56,33 +56,44 @@ pub async fn library(url: &str, workers: usize, hot: bool, run_for: Duration) ->
     cycles as f64 / start.elapsed().as_secs_f64()
 }
 
-/// This process's CPU time so far, at the start of a phase.
+/// A process's CPU time so far (this one's, or a child's), at the start of a phase.
 pub struct CpuMeter {
+    stat: String,
     total_ms: f64,
     kernel_ms: f64,
 }
 
 impl CpuMeter {
-    /// User + system and system CPU time, in ms, from /proc/self/stat
+    /// User + system and system CPU time, in ms, from /proc/<pid>/stat
     /// (`utime` and `stime`, in ticks of 10 ms: `getconf CLK_TCK` is 100).
-    fn read() -> (f64, f64) {
-        let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
+    fn read(stat: &str) -> (f64, f64) {
+        let stat = std::fs::read_to_string(stat).unwrap_or_default();
         let fields: Vec<&str> = stat.rsplit(") ").next().unwrap_or_default().split(' ').collect();
         let ms = |i: usize| fields.get(i).and_then(|t| t.parse::<f64>().ok()).unwrap_or(0.0) * 10.0;
         (ms(11) + ms(12), ms(12))
     }
 
+    /// This process.
     pub fn start() -> CpuMeter {
-        let (total_ms, kernel_ms) = CpuMeter::read();
-        CpuMeter { total_ms, kernel_ms }
+        CpuMeter::of("/proc/self/stat".to_owned())
+    }
+
+    /// Another process (the server under load).
+    pub fn of_pid(pid: u32) -> CpuMeter {
+        CpuMeter::of(format!("/proc/{pid}/stat"))
+    }
+
+    fn of(stat: String) -> CpuMeter {
+        let (total_ms, kernel_ms) = CpuMeter::read(&stat);
+        CpuMeter { stat, total_ms, kernel_ms }
     }
 
     /// Prints the CPU spent per cycle since `start`, on stderr.
     pub fn report(&self, phase: &str, workers: usize, cycles: u64) {
-        let (total_ms, kernel_ms) = CpuMeter::read();
+        let (total_ms, kernel_ms) = CpuMeter::read(&self.stat);
         let per = |ms: f64| ms / cycles.max(1) as f64;
         eprintln!(
-            "  {phase}, {workers} worker(s): {:.3} ms of this process's CPU per cycle, {:.3} in the kernel",
+            "  {phase}, {workers} worker(s): {:.3} ms of the process's CPU per cycle, {:.3} in the kernel",
             per(total_ms - self.total_ms),
             per(kernel_ms - self.kernel_ms)
         );
@@ -194,11 +205,24 @@ direct_backend!(
 /// Cycles per second issuing the statements directly with sqlx.
 pub async fn direct(url: &str, workers: usize, hot: bool, run_for: Duration) -> f64 {
     let max = workers as u32 + 1;
+    // Pooled as the library pools: a connection in use is not pinged each
+    // time it is handed out (only one idle for nodemaint::db::POOL_PING_AFTER_IDLE,
+    // longer than any run here).
     if url.starts_with("postgres") {
-        let pool = sqlx::postgres::PgPoolOptions::new().max_connections(max).connect(url).await.unwrap();
+        let pool = sqlx::postgres::PgPoolOptions::new()
+            .max_connections(max)
+            .test_before_acquire(false)
+            .connect(url)
+            .await
+            .unwrap();
         direct_postgres(pool, workers, hot, run_for).await
     } else if url.starts_with("mysql") {
-        let pool = sqlx::mysql::MySqlPoolOptions::new().max_connections(max).connect(url).await.unwrap();
+        let pool = sqlx::mysql::MySqlPoolOptions::new()
+            .max_connections(max)
+            .test_before_acquire(false)
+            .connect(url)
+            .await
+            .unwrap();
         direct_mysql(pool, workers, hot, run_for).await
     } else {
         use std::str::FromStr;
@@ -207,7 +231,12 @@ pub async fn direct(url: &str, workers: usize, hot: bool, run_for: Duration) -> 
             .busy_timeout(nodemaint::db::SQLITE_BUSY_TIMEOUT)
             .journal_mode(sqlx::sqlite::SqliteJournalMode::Wal)
             .foreign_keys(true);
-        let pool = sqlx::sqlite::SqlitePoolOptions::new().max_connections(max).connect_with(options).await.unwrap();
+        let pool = sqlx::sqlite::SqlitePoolOptions::new()
+            .max_connections(max)
+            .test_before_acquire(false)
+            .connect_with(options)
+            .await
+            .unwrap();
         direct_sqlite(pool, workers, hot, run_for).await
     }
 }

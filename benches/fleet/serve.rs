@@ -4,6 +4,7 @@
 //! and (in main.rs) against the same statements issued directly with sqlx.
 //! Requests carry no version header, as a legacy fleet script's do.
 
+use crate::ops::CpuMeter;
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 use std::io::{BufRead, BufReader};
@@ -48,8 +49,16 @@ impl Drop for Served {
     }
 }
 
-/// Cycles per second: `workers` clients, each on its own node.
-pub async fn cycles(base: &str, node_uuids: &[String], workers: usize, run_for: Duration) -> f64 {
+impl Served {
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+}
+
+/// Cycles per second: `workers` clients, each on its own node. With a
+/// server `pid`, prints its CPU per cycle and the load client's.
+pub async fn cycles(base: &str, node_uuids: &[String], workers: usize, run_for: Duration, pid: Option<u32>) -> f64 {
+    let meters = pid.map(|pid| (CpuMeter::of_pid(pid), CpuMeter::start()));
     let client = reqwest::Client::new();
     let done = Arc::new(AtomicU64::new(0));
     let start = Instant::now();
@@ -81,7 +90,12 @@ pub async fn cycles(base: &str, node_uuids: &[String], workers: usize, run_for: 
     for t in tasks {
         t.await.unwrap();
     }
-    done.load(Ordering::Relaxed) as f64 / start.elapsed().as_secs_f64()
+    let cycles = done.load(Ordering::Relaxed);
+    if let Some((server, client)) = meters {
+        server.report("server", workers, cycles);
+        client.report("load client", workers, cycles);
+    }
+    cycles as f64 / start.elapsed().as_secs_f64()
 }
 
 /// `n` fake-hardware nodes on a real Ironic, created through its API the
