@@ -5,12 +5,13 @@
 //! long identity never becomes a database error and is never lost.
 
 use crate::caller::Caller;
+use crate::statements;
 use nodemaint_entity::node_history::{self, EVENT_TYPE_MAINTENANCE, PROJECT_MAX, USER_MAX};
 use nodemaint_entity::node_maintenance;
 use nodemaint_entity::vocab::iso8601;
 use nodemaint_migration::backfill::EVENT_REASON_MAX;
 use nodemaint_migration::sql::now_utc;
-use sea_orm::{ActiveValue::Set, ConnectionTrait, DbErr, EntityTrait};
+use sea_orm::{ActiveValue::Set, ConnectionTrait, DbErr};
 use serde::Serialize;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -67,7 +68,8 @@ pub async fn record<C: ConnectionTrait>(
 ) -> Result<(), DbErr> {
     // No RETURNING: nothing reads the row back, and on MySQL an ActiveModel
     // insert would follow the INSERT with a SELECT of the new row.
-    node_history::Entity::insert(event_model(action, entry, actor, note)).exec_without_returning(db).await?;
+    let row = event_model(action, entry, actor, note);
+    db.execute_raw(statements::insert_event(db.get_database_backend(), &row)).await?;
     Ok(())
 }
 

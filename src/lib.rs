@@ -26,6 +26,7 @@ pub mod reconcile;
 pub mod release;
 pub mod schema;
 pub mod scope;
+mod statements;
 
 pub use caller::Caller;
 pub use entry::EntryView;

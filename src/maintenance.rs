@@ -29,13 +29,14 @@ use crate::nodes::{NodeQuery, NodeView};
 use crate::policy::{self, Policy, defaults as rules};
 use crate::release::{self, Authority};
 use crate::scope::derive_scope;
+use crate::statements;
 use nodemaint_entity::vocab::{FAULT, LEGACY, maintenance_reason_column};
 use nodemaint_entity::{Scope, node_history, node_maintenance, nodes};
 use nodemaint_migration::sql::{now_utc, stmt};
 use sea_orm::sea_query::Expr;
 use sea_orm::{
     ActiveValue::NotSet, ColumnTrait, Condition, ConnectionTrait, DatabaseConnection, DatabaseTransaction, DbBackend,
-    DbErr, EntityTrait, QueryFilter, QueryOrder, QuerySelect, TransactionTrait,
+    DbErr, EntityTrait, FromQueryResult, QueryFilter, QueryOrder, QuerySelect, TransactionTrait,
 };
 use std::future::Future;
 use std::sync::Arc;
@@ -399,12 +400,10 @@ pub(crate) async fn find_node<C: ConnectionTrait>(db: &C, ident: &str, lock: boo
         ))
         .await?;
     }
-    let filter = if by_uuid { nodes::Column::Uuid.eq(value) } else { nodes::Column::Name.eq(value) };
-    let mut query = nodes::Entity::find().filter(filter);
-    if lock && backend != DbBackend::Sqlite {
-        query = query.lock_exclusive();
-    }
-    query.one(db).await?.ok_or_else(|| node_not_found(ident))
+    nodes::Model::find_by_statement(statements::find_node(backend, by_uuid, lock, value))
+        .one(db)
+        .await?
+        .ok_or_else(|| node_not_found(ident))
 }
 
 /// A node's entries in `asserted_at` order, ties by id.
@@ -412,12 +411,7 @@ pub(crate) async fn entries_of<C: ConnectionTrait>(
     db: &C,
     node_id: i32,
 ) -> Result<Vec<node_maintenance::Model>, DbErr> {
-    node_maintenance::Entity::find()
-        .filter(node_maintenance::Column::NodeId.eq(node_id))
-        .order_by_asc(node_maintenance::Column::AssertedAt)
-        .order_by_asc(node_maintenance::Column::Id)
-        .all(db)
-        .await
+    node_maintenance::Model::find_by_statement(statements::entries_of(db.get_database_backend(), node_id)).all(db).await
 }
 
 fn refuse_duplicate(
@@ -465,23 +459,33 @@ async fn insert_entry(
     };
     let mut row: node_maintenance::ActiveModel = entry.clone().into();
     row.id = NotSet;
-    // Only the key comes back (RETURNING id, or MySQL's last insert id): the
+    // Only the key comes back (RETURNING id, or the last insert id): the
     // rest of the row is what was just sent, and an ActiveModel insert would
     // read the whole row back (on MySQL with a second statement).
-    let inserted = node_maintenance::Entity::insert(row).exec(txn).await;
-    entry.id = inserted
-        .map_err(|e| match Error::from(e) {
-            // The unique key backs the in-code duplicate check.
-            Error::Database(m) if m.to_ascii_lowercase().contains("unique") || m.contains("Duplicate") => {
-                Error::Conflict(format!(
-                    "An identical maintenance entry (type {ty}, scope {}) is already active on node {}",
-                    locked.authority.scope,
-                    locked.node.uuid.as_deref().unwrap_or("?")
-                ))
-            }
-            other => other,
-        })?
-        .last_insert_id;
+    let backend = txn.get_database_backend();
+    let insert = statements::insert_entry(backend, &row);
+    let inserted = if backend == DbBackend::Postgres {
+        match txn.query_one_raw(insert).await {
+            Ok(Some(returned)) => returned.try_get::<i32>("", "id"),
+            Ok(None) => Err(DbErr::RecordNotInserted),
+            Err(e) => Err(e),
+        }
+    } else {
+        txn.execute_raw(insert).await.and_then(|done| {
+            i32::try_from(done.last_insert_id()).map_err(|_| DbErr::Custom("entry id out of range".into()))
+        })
+    };
+    entry.id = inserted.map_err(|e| match Error::from(e) {
+        // The unique key backs the in-code duplicate check.
+        Error::Database(m) if m.to_ascii_lowercase().contains("unique") || m.contains("Duplicate") => {
+            Error::Conflict(format!(
+                "An identical maintenance entry (type {ty}, scope {}) is already active on node {}",
+                locked.authority.scope,
+                locked.node.uuid.as_deref().unwrap_or("?")
+            ))
+        }
+        other => other,
+    })?;
     Ok(entry)
 }
 
@@ -520,10 +524,14 @@ pub(crate) async fn delete_entries<C: ConnectionTrait>(
     if entries.is_empty() {
         return Ok(());
     }
-    node_maintenance::Entity::delete_many()
-        .filter(node_maintenance::Column::Id.is_in(entries.iter().map(|e| e.id)))
-        .exec(db)
-        .await?;
+    if let [entry] = entries {
+        db.execute_raw(statements::delete_entry(db.get_database_backend(), entry.id)).await?;
+    } else {
+        node_maintenance::Entity::delete_many()
+            .filter(node_maintenance::Column::Id.is_in(entries.iter().map(|e| e.id)))
+            .exec(db)
+            .await?;
+    }
     for entry in entries {
         history::record(db, Action::Released, entry, actor, note).await?;
     }
@@ -552,13 +560,9 @@ pub(crate) async fn sync_node<C: ConnectionTrait>(
     node: &nodes::Model,
     entries: &[node_maintenance::Model],
 ) -> Result<()> {
-    // update_many, not ActiveModel::update, which would read the node back.
-    nodes::Entity::update_many()
-        .col_expr(nodes::Column::Maintenance, Expr::value(!entries.is_empty()))
-        .col_expr(nodes::Column::MaintenanceReason, Expr::value(maintenance_reason_column(entries)))
-        .col_expr(nodes::Column::UpdatedAt, Expr::value(now_utc()))
-        .filter(nodes::Column::Id.eq(node.id))
-        .exec(db)
-        .await?;
+    // An UPDATE, not ActiveModel::update, which would read the node back.
+    let backend = db.get_database_backend();
+    let reason = maintenance_reason_column(entries);
+    db.execute_raw(statements::sync_node(backend, node.id, !entries.is_empty(), reason, now_utc())).await?;
     Ok(())
 }
