@@ -8,7 +8,7 @@ use crate::catalog;
 use crate::common::{TestDb, count, ok, rows, text};
 use nodemaint::migration::backfill::{BackfillOptions, backfill_legacy_entries};
 use nodemaint::nodes::{self, NewNode};
-use sea_orm::{ConnectionTrait, DatabaseConnection};
+use sea_orm::{ConnectionTrait, DatabaseConnection, DbBackend};
 
 /// Nodes in and out of maintenance, with and without reasons, as Ironic holds them.
 const FLEET: [(&str, bool, Option<&str>); 6] = [
@@ -79,9 +79,19 @@ async fn upgrade_on_an_ironic_database_backfills_one_legacy_entry_per_maintained
         assert_eq!(row[4].as_deref(), Some(""), "system-internal asserts have an empty project, not NULL");
         assert_eq!(row[5].as_deref(), Some("nodemaint-migration"));
         let uuid = uuid::Uuid::parse_str(row[6].as_deref().unwrap()).unwrap();
-        assert_eq!(uuid.get_version_num(), 4);
+        assert_eq!(uuid.get_variant(), uuid::Variant::RFC4122);
+        if backend == DbBackend::Sqlite {
+            // Time-ordered on SQLite (see migration::sql::SQLITE_UUID_V7_EXPR), stamped now.
+            assert_eq!(uuid.get_version_num(), 7, "{uuid}");
+            let (secs, _) = uuid.get_timestamp().expect("a v7 uuid carries its time").to_unix();
+            let now = chrono::Utc::now().timestamp() as u64;
+            assert!(secs + 600 > now && secs <= now, "{uuid} is stamped {secs}, now is {now}");
+        } else {
+            assert_eq!(uuid.get_version_num(), 4);
+        }
     }
     let mut uuids: Vec<_> = got.iter().map(|r| r[6].clone()).collect();
+    uuids.sort();
     uuids.dedup();
     assert_eq!(uuids.len(), got.len(), "every entry gets its own uuid");
 
