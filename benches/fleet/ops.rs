@@ -202,27 +202,20 @@ direct_backend!(
     |s: &str| s.replace("user_col", "\"user\"")
 );
 
+/// The direct side's pool: pooled as the library pools, a connection in use
+/// is not pinged each time it is handed out (only one idle for
+/// nodemaint::db::POOL_PING_AFTER_IDLE, longer than any run here).
+fn pool_options<DB: sqlx::Database>(workers: usize) -> sqlx::pool::PoolOptions<DB> {
+    sqlx::pool::PoolOptions::new().max_connections(workers as u32 + 1).test_before_acquire(false)
+}
+
 /// Cycles per second issuing the statements directly with sqlx.
 pub async fn direct(url: &str, workers: usize, hot: bool, run_for: Duration) -> f64 {
-    let max = workers as u32 + 1;
-    // Pooled as the library pools: a connection in use is not pinged each
-    // time it is handed out (only one idle for nodemaint::db::POOL_PING_AFTER_IDLE,
-    // longer than any run here).
     if url.starts_with("postgres") {
-        let pool = sqlx::postgres::PgPoolOptions::new()
-            .max_connections(max)
-            .test_before_acquire(false)
-            .connect(url)
-            .await
-            .unwrap();
+        let pool = pool_options(workers).connect(url).await.unwrap();
         direct_postgres(pool, workers, hot, run_for).await
     } else if url.starts_with("mysql") {
-        let pool = sqlx::mysql::MySqlPoolOptions::new()
-            .max_connections(max)
-            .test_before_acquire(false)
-            .connect(url)
-            .await
-            .unwrap();
+        let pool = pool_options(workers).connect(url).await.unwrap();
         direct_mysql(pool, workers, hot, run_for).await
     } else {
         use std::str::FromStr;
@@ -231,12 +224,7 @@ pub async fn direct(url: &str, workers: usize, hot: bool, run_for: Duration) -> 
             .busy_timeout(nodemaint::db::SQLITE_BUSY_TIMEOUT)
             .journal_mode(sqlx::sqlite::SqliteJournalMode::Wal)
             .foreign_keys(true);
-        let pool = sqlx::sqlite::SqlitePoolOptions::new()
-            .max_connections(max)
-            .test_before_acquire(false)
-            .connect_with(options)
-            .await
-            .unwrap();
+        let pool = pool_options(workers).connect_with(options).await.unwrap();
         direct_sqlite(pool, workers, hot, run_for).await
     }
 }
