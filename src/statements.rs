@@ -119,8 +119,8 @@ pub(crate) fn sync_node(
     now: chrono::NaiveDateTime,
 ) -> Statement {
     static SQL: Sql = Sql::new();
-    let values = vec![maintenance.into(), reason.clone().into(), now.into(), node_id.into()];
-    SQL.with(backend, || sync_node_query(node_id, maintenance, reason, now).build(backend), values)
+    let values = vec![maintenance.into(), reason.into(), now.into(), node_id.into()];
+    SQL.with(backend, || sync_node_query(0, false, None, now).build(backend), values)
 }
 
 fn sync_node_query(
