@@ -41,6 +41,8 @@ struct Server {
     child: Child,
     base: String,
     log: Arc<Mutex<Vec<String>>>,
+    /// Reads stderr into `log` until the server closes it.
+    reader: Option<std::thread::JoinHandle<()>>,
     http: reqwest::Client,
 }
 
@@ -88,12 +90,12 @@ impl Server {
         let base = base.unwrap_or_else(|| panic!("serve exited: {:?}", child.wait()));
         let log = Arc::new(Mutex::new(Vec::new()));
         let sink = log.clone();
-        std::thread::spawn(move || {
+        let reader = std::thread::spawn(move || {
             for line in lines.map_while(Result::ok) {
                 sink.lock().unwrap().push(line);
             }
         });
-        Server { child, base, log, http: reqwest::Client::new() }
+        Server { child, base, log, reader: Some(reader), http: reqwest::Client::new() }
     }
 
     async fn call(
@@ -159,20 +161,26 @@ impl Server {
         self.log.lock().unwrap().clone()
     }
 
-    /// SIGTERM, then the exit status (killed after 10 s if it hangs).
+    /// SIGTERM, then the exit status (killed after 10 s if it hangs), once
+    /// everything the server wrote to stderr is in the log: the process can
+    /// exit before the reader thread has taken its last lines.
     fn stop(&mut self) -> std::process::ExitStatus {
         let _ = std::process::Command::new("kill").arg("-TERM").arg(self.child.id().to_string()).status();
         let deadline = Instant::now() + Duration::from_secs(10);
-        loop {
+        let status = loop {
             if let Some(status) = self.child.try_wait().expect("wait") {
-                return status;
+                break status;
             }
             if Instant::now() > deadline {
                 self.child.kill().ok();
-                return self.child.wait().expect("wait");
+                break self.child.wait().expect("wait");
             }
             std::thread::sleep(Duration::from_millis(20));
+        };
+        if let Some(reader) = self.reader.take() {
+            reader.join().expect("the log reader");
         }
+        status
     }
 }
 
