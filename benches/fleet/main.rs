@@ -243,7 +243,7 @@ async fn ops_figures(backend: Backend, url: &str, quick: bool) -> Vec<Figure> {
                 &format!("{workers} worker(s), {on}"),
                 rounds,
                 || ops::library(url, workers, hot, run_for),
-                || ops::direct(url, workers, hot, run_for),
+                || ops::direct(url, (0..workers).map(|i| ops::node_name(i, hot)).collect(), run_for),
             )
             .await;
             let ratio = library / direct;
@@ -285,7 +285,7 @@ async fn serve_figures(backend: Backend, url: &str, quick: bool, ironic: Option<
             &format!("{workers} client(s)"),
             rounds,
             || serve::cycles(&served.base, &uuids, workers, run_for, Some(served.pid())),
-            || ops::direct(url, workers, false, run_for),
+            || ops::direct(url, uuids[..workers].to_vec(), run_for),
         )
         .await;
         drop(served);

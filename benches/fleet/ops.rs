@@ -4,6 +4,7 @@
 use chrono::Timelike;
 use nodemaint::{Caller, Maintenance, NewEntry, Policy};
 use sea_orm::sqlx;
+use std::collections::HashMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
@@ -67,7 +68,11 @@ impl CpuMeter {
     /// User + system and system CPU time, in ms, from /proc/<pid>/stat
     /// (`utime` and `stime`, in ticks of 10 ms: `getconf CLK_TCK` is 100).
     fn read(stat: &str) -> (f64, f64) {
-        let stat = std::fs::read_to_string(stat).unwrap_or_default();
+        CpuMeter::parse(&std::fs::read_to_string(stat).unwrap_or_default())
+    }
+
+    /// (user + system, system) in ms from the text of a /proc/<pid>/stat.
+    fn parse(stat: &str) -> (f64, f64) {
         let fields: Vec<&str> = stat.rsplit(") ").next().unwrap_or_default().split(' ').collect();
         let ms = |i: usize| fields.get(i).and_then(|t| t.parse::<f64>().ok()).unwrap_or(0.0) * 10.0;
         (ms(11) + ms(12), ms(12))
@@ -100,24 +105,206 @@ impl CpuMeter {
     }
 }
 
+/// The whole machine's CPU and the database server's, at the start of a
+/// phase: where every millisecond of a cycle went, not just this process's.
+pub struct MachineMeter {
+    busy_ms: f64,
+    idle_ms: f64,
+    /// Each database server process's CPU so far, by pid: connections come
+    /// and go between phases, so only each process's own growth counts.
+    database: HashMap<u32, f64>,
+}
+
+impl MachineMeter {
+    /// Busy and idle time summed over all CPUs, in ms, from /proc/stat's
+    /// `cpu` line (user nice system idle iowait irq softirq steal, in ticks of 10 ms).
+    fn machine() -> (f64, f64) {
+        let stat = std::fs::read_to_string("/proc/stat").unwrap_or_default();
+        let ticks: Vec<f64> =
+            stat.lines().next().unwrap_or_default().split_whitespace().skip(1).filter_map(|t| t.parse().ok()).collect();
+        let at = |i: usize| ticks.get(i).copied().unwrap_or(0.0) * 10.0;
+        (at(0) + at(1) + at(2) + at(5) + at(6) + at(7), at(3) + at(4))
+    }
+
+    /// CPU of every PostgreSQL or MariaDB server process, in ms, by pid.
+    fn database() -> HashMap<u32, f64> {
+        let Ok(dir) = std::fs::read_dir("/proc") else { return HashMap::new() };
+        dir.filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
+            .filter_map(|pid| Some((pid, std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?)))
+            .filter(|(_, s)| ["(postgres)", "(mariadbd)", "(mysqld)"].iter().any(|c| s.contains(c)))
+            .map(|(pid, s)| (pid, CpuMeter::parse(&s).0))
+            .collect()
+    }
+
+    pub fn start() -> MachineMeter {
+        let (busy_ms, idle_ms) = MachineMeter::machine();
+        MachineMeter { busy_ms, idle_ms, database: MachineMeter::database() }
+    }
+
+    /// Prints the machine's busy CPU and the database server's per cycle, on stderr.
+    pub fn report(&self, phase: &str, workers: usize, cycles: u64) {
+        let (busy_ms, idle_ms) = MachineMeter::machine();
+        let (busy, idle) = (busy_ms - self.busy_ms, idle_ms - self.idle_ms);
+        let database: f64 = MachineMeter::database()
+            .into_iter()
+            .map(|(pid, ms)| ms - self.database.get(&pid).copied().unwrap_or(0.0))
+            .sum();
+        let per = |ms: f64| ms / cycles.max(1) as f64;
+        eprintln!(
+            "  {phase}, {workers} worker(s): machine {:.3} ms busy per cycle ({:.0} % idle), database server {:.3}",
+            per(busy),
+            100.0 * idle / (busy + idle).max(1.0),
+            per(database)
+        );
+    }
+}
+
 fn now() -> chrono::NaiveDateTime {
     let t = chrono::Utc::now().naive_utc();
     t.with_nanosecond(0).unwrap_or(t)
 }
 
-/// The library's statements, per backend: the placeholder style and the node lock differ.
+/// The SQL text of every statement the library sends for an assert or a
+/// release, rendered by sea-query from the same entities as the library's
+/// own (src/statements.rs), so the direct side sends the very same
+/// statements: the node's mapped columns, found by uuid or by name and
+/// locked; the node's entries, every column; the full entry insert (its id
+/// returned on PostgreSQL); the history event; the delete; the node's sync.
+struct Statements {
+    /// SQLite only: the library's no-op write that takes the write lock first.
+    sqlite_lock: Option<String>,
+    find_node: String,
+    entries: String,
+    insert_entry: String,
+    /// PostgreSQL: the insert returns the new id.
+    returning: bool,
+    insert_event: String,
+    delete_entry: String,
+    sync_node: String,
+}
+
+impl Statements {
+    fn render(backend: sea_orm::DbBackend, by_uuid: bool) -> Statements {
+        use nodemaint::entity::{node_history, node_maintenance, nodes};
+        use sea_orm::sea_query::Expr;
+        use sea_orm::{ActiveValue::Set, ColumnTrait, EntityTrait, QueryFilter, QueryOrder, QuerySelect, QueryTrait};
+        let sqlite = backend == sea_orm::DbBackend::Sqlite;
+        let column = if by_uuid { nodes::Column::Uuid } else { nodes::Column::Name };
+        let find = nodes::Entity::find().filter(column.eq(""));
+        let find = if sqlite { find } else { find.lock_exclusive() };
+        let entry = node_maintenance::ActiveModel {
+            uuid: Set(String::new()),
+            node_id: Set(0),
+            entry_type: Set(String::new()),
+            reason: Set(None),
+            scope: Set(String::new()),
+            asserted_by: Set(String::new()),
+            asserted_by_project: Set(String::new()),
+            asserted_at: Set(now()),
+            extra: Set(None),
+            version: Set(None),
+            created_at: Set(None),
+            updated_at: Set(None),
+            ..Default::default()
+        };
+        let mut insert_entry = node_maintenance::Entity::insert(entry).into_query();
+        let returning = backend == sea_orm::DbBackend::Postgres;
+        if returning {
+            insert_entry.returning_col(node_maintenance::Column::Id);
+        }
+        let event = node_history::ActiveModel {
+            uuid: Set(String::new()),
+            event_type: Set(None),
+            severity: Set(None),
+            event: Set(None),
+            user: Set(None),
+            project: Set(None),
+            node_id: Set(None),
+            version: Set(None),
+            created_at: Set(None),
+            ..Default::default()
+        };
+        Statements {
+            sqlite_lock: sqlite.then(|| {
+                format!(
+                    "UPDATE nodes SET maintenance = maintenance WHERE {} = ?",
+                    if by_uuid { "uuid" } else { "name" }
+                )
+            }),
+            find_node: find.build(backend).sql,
+            entries: node_maintenance::Entity::find()
+                .filter(node_maintenance::Column::NodeId.eq(0))
+                .order_by_asc(node_maintenance::Column::AssertedAt)
+                .order_by_asc(node_maintenance::Column::Id)
+                .build(backend)
+                .sql,
+            insert_entry: backend.build(&insert_entry).sql,
+            returning,
+            insert_event: node_history::Entity::insert(event).build(backend).sql,
+            delete_entry: node_maintenance::Entity::delete_many()
+                .filter(node_maintenance::Column::Id.eq(0))
+                .build(backend)
+                .sql,
+            sync_node: nodes::Entity::update_many()
+                .col_expr(nodes::Column::Maintenance, Expr::value(false))
+                .col_expr(nodes::Column::MaintenanceReason, Expr::value(None::<String>))
+                .col_expr(nodes::Column::UpdatedAt, Expr::value(now()))
+                .filter(nodes::Column::Id.eq(0))
+                .build(backend)
+                .sql,
+        }
+    }
+}
+
+/// A node's mapped columns, as the library reads them.
+type NodeRow = (
+    i32,
+    Option<String>,
+    Option<String>,
+    Option<String>,
+    Option<String>,
+    Option<bool>,
+    Option<String>,
+    Option<String>,
+    Option<String>,
+    Option<String>,
+    Option<chrono::NaiveDateTime>,
+    Option<chrono::NaiveDateTime>,
+);
+
+/// An entry's columns, as the library reads them.
+type EntryRow = (
+    i32,
+    String,
+    i32,
+    String,
+    Option<String>,
+    String,
+    String,
+    String,
+    chrono::NaiveDateTime,
+    Option<String>,
+    Option<String>,
+    Option<chrono::NaiveDateTime>,
+    Option<chrono::NaiveDateTime>,
+);
+
+/// The library's statements issued directly, per backend (sqlx's executor
+/// types differ, so the body is written once and stamped out for each).
 macro_rules! direct_backend {
-    ($name:ident, $db:ty, $lock:expr, $fetch:expr, $q:expr) => {
-        pub async fn $name(pool: sqlx::Pool<$db>, workers: usize, hot: bool, run_for: Duration) -> f64 {
-            let q = $q;
-            let cpu = CpuMeter::start();
+    ($name:ident, $db:ty) => {
+        async fn $name(pool: sqlx::Pool<$db>, sql: Statements, idents: Vec<String>, run_for: Duration) -> f64 {
+            let workers = idents.len();
+            let sql = Arc::new(sql);
+            let (cpu, machine) = (CpuMeter::start(), MachineMeter::start());
             let done = Arc::new(AtomicU64::new(0));
             let start = Instant::now();
-            let tasks: Vec<_> = (0..workers)
-                .map(|i| {
-                    let (pool, done) = (pool.clone(), done.clone());
+            let tasks: Vec<_> = idents
+                .into_iter()
+                .enumerate()
+                .map(|(i, ident)| {
+                    let (pool, sql, done) = (pool.clone(), sql.clone(), done.clone());
                     tokio::spawn(async move {
-                        let node: String = node_name(i, hot);
                         let (user, project) = (format!("w{i}"), format!("p{i}"));
                         while start.elapsed() < run_for {
                             for releasing in [false, true] {
@@ -125,33 +312,55 @@ macro_rules! direct_backend {
                                 loop {
                                     let attempt: Result<(), sqlx::Error> = async {
                                         let mut tx = pool.begin().await?;
-                                let lock: &[&str] = &$lock;
-                                for sql in lock {
-                                    sqlx::query(sqlx::AssertSqlSafe(q(sql))).bind(&node).execute(&mut *tx).await?;
-                                }
-                                let (id,): (i32,) = sqlx::query_as(sqlx::AssertSqlSafe(q($fetch))).bind(&node).fetch_one(&mut *tx).await?;
-                                let mut entries: Vec<(i32, String, String, Option<String>)> = sqlx::query_as(sqlx::AssertSqlSafe(q("SELECT id, asserted_by_project, type, reason FROM node_maintenance WHERE node_id = ? ORDER BY asserted_at, id")))
-                                    .bind(id).fetch_all(&mut *tx).await?;
-                                let ts = now();
-                                if releasing {
-                                    let eid = entries.iter().find(|e| e.1 == project).map(|e| e.0).ok_or(sqlx::Error::RowNotFound)?;
-                                    sqlx::query(sqlx::AssertSqlSafe(q("DELETE FROM node_maintenance WHERE id = ?"))).bind(eid).execute(&mut *tx).await?;
-                                    entries.retain(|e| e.0 != eid);
-                                } else {
-                                    sqlx::query(sqlx::AssertSqlSafe(q("INSERT INTO node_maintenance (uuid, node_id, type, reason, scope, asserted_by, asserted_by_project, asserted_at, version, created_at) VALUES (?, ?, 'operator_hold', 'bench', 'system', ?, ?, ?, '1.0', ?)")))
-                                        .bind(uuid::Uuid::new_v4().to_string()).bind(id).bind(&user).bind(&project).bind(ts).bind(ts)
-                                        .execute(&mut *tx).await?;
-                                    entries.push((0, project.clone(), "operator_hold".to_owned(), Some("bench".to_owned())));
-                                }
-                                sqlx::query(sqlx::AssertSqlSafe(q("INSERT INTO node_history (uuid, event_type, severity, event, user_col, project, node_id, version, created_at) VALUES (?, 'maintenance', 'info', ?, ?, ?, ?, '1.0', ?)")))
-                                    .bind(uuid::Uuid::new_v4().to_string()).bind(format!("maintenance entry by {user}")).bind(&user).bind(&project).bind(id).bind(ts)
-                                    .execute(&mut *tx).await?;
-                                // The entries after the change are known (the node is locked), as in the library.
-                                let reason = entries.iter().map(|(_, _, t, r)| format!("{t}: {}", r.clone().unwrap_or_default())).collect::<Vec<_>>().join("; ");
-                                sqlx::query(sqlx::AssertSqlSafe(q("UPDATE nodes SET maintenance = ?, maintenance_reason = ?, updated_at = ? WHERE id = ?")))
-                                    .bind(!entries.is_empty()).bind(if entries.is_empty() { None } else { Some(reason) }).bind(ts).bind(id)
-                                    .execute(&mut *tx).await?;
-                                tx.commit().await?;
+                                        if let Some(lock) = &sql.sqlite_lock {
+                                            sqlx::query(sqlx::AssertSqlSafe(lock.clone())).bind(&ident).execute(&mut *tx).await?;
+                                        }
+                                        let node: NodeRow = sqlx::query_as(sqlx::AssertSqlSafe(sql.find_node.clone()))
+                                            .bind(&ident)
+                                            .fetch_one(&mut *tx)
+                                            .await?;
+                                        let id = node.0;
+                                        let mut entries: Vec<EntryRow> = sqlx::query_as(sqlx::AssertSqlSafe(sql.entries.clone()))
+                                            .bind(id)
+                                            .fetch_all(&mut *tx)
+                                            .await?;
+                                        let ts = now();
+                                        let event = if releasing {
+                                            let at = entries.iter().position(|e| e.7 == project).ok_or(sqlx::Error::RowNotFound)?;
+                                            let e = entries.remove(at);
+                                            sqlx::query(sqlx::AssertSqlSafe(sql.delete_entry.clone())).bind(e.0).execute(&mut *tx).await?;
+                                            format!(
+                                                "maintenance entry {} released (type {}, scope {}, asserted by {} (project {}) at {}, reason: {}) by {user} (project {project})",
+                                                e.1, e.3, e.5, e.6, e.7, e.8.format("%Y-%m-%dT%H:%M:%S"), e.4.as_deref().unwrap_or("None")
+                                            )
+                                        } else {
+                                            let uuid = uuid::Uuid::new_v4().to_string();
+                                            let insert = sqlx::query(sqlx::AssertSqlSafe(sql.insert_entry.clone()))
+                                                .bind(&uuid).bind(id).bind("operator_hold").bind(Some("bench")).bind("system")
+                                                .bind(&user).bind(&project).bind(ts).bind(None::<String>).bind(Some("1.0"))
+                                                .bind(Some(ts)).bind(None::<chrono::NaiveDateTime>);
+                                            let new_id = if sql.returning {
+                                                use sqlx::Row;
+                                                insert.fetch_one(&mut *tx).await?.try_get::<i32, _>(0)?
+                                            } else {
+                                                insert.execute(&mut *tx).await?;
+                                                0
+                                            };
+                                            entries.push((new_id, uuid.clone(), id, "operator_hold".into(), Some("bench".into()), "system".into(), user.clone(), project.clone(), ts, None, Some("1.0".into()), Some(ts), None));
+                                            format!("maintenance entry {uuid} asserted (type operator_hold, scope system, reason: bench) by {user} (project {project})")
+                                        };
+                                        sqlx::query(sqlx::AssertSqlSafe(sql.insert_event.clone()))
+                                            .bind(uuid::Uuid::now_v7().to_string()).bind(Some("maintenance")).bind(Some("info")).bind(Some(event))
+                                            .bind(Some(&user)).bind(Some(&project)).bind(Some(id)).bind(Some("1.0")).bind(Some(ts))
+                                            .execute(&mut *tx)
+                                            .await?;
+                                        // The entries after the change are known (the node is locked), as in the library.
+                                        let reason = entries.iter().map(|e| format!("{}: {}", e.3, e.4.as_deref().unwrap_or_default())).collect::<Vec<_>>().join("; ");
+                                        sqlx::query(sqlx::AssertSqlSafe(sql.sync_node.clone()))
+                                            .bind(!entries.is_empty()).bind((!entries.is_empty()).then_some(reason)).bind(ts).bind(id)
+                                            .execute(&mut *tx)
+                                            .await?;
+                                        tx.commit().await?;
                                         Ok(())
                                     }
                                     .await;
@@ -172,35 +381,15 @@ macro_rules! direct_backend {
             }
             let cycles = done.load(Ordering::Relaxed);
             cpu.report("direct", workers, cycles);
+            machine.report("direct", workers, cycles);
             cycles as f64 / start.elapsed().as_secs_f64()
         }
     };
 }
 
-fn numbered(sql: &str) -> String {
-    let mut out = String::new();
-    let mut n = 0;
-    for c in sql.replace("user_col", "\"user\"").chars() {
-        if c == '?' {
-            n += 1;
-            out.push_str(&format!("${n}"));
-        } else {
-            out.push(c);
-        }
-    }
-    out
-}
-
-direct_backend!(direct_postgres, sqlx::Postgres, [], "SELECT id FROM nodes WHERE name = ? FOR UPDATE", numbered);
-direct_backend!(direct_mysql, sqlx::MySql, [], "SELECT id FROM nodes WHERE name = ? FOR UPDATE", |s: &str| s
-    .replace("user_col", "`user`"));
-direct_backend!(
-    direct_sqlite,
-    sqlx::Sqlite,
-    ["UPDATE nodes SET maintenance = maintenance WHERE name = ?"],
-    "SELECT id FROM nodes WHERE name = ?",
-    |s: &str| s.replace("user_col", "\"user\"")
-);
+direct_backend!(direct_postgres, sqlx::Postgres);
+direct_backend!(direct_mysql, sqlx::MySql);
+direct_backend!(direct_sqlite, sqlx::Sqlite);
 
 /// The direct side's pool: pooled as the library pools, a connection in use
 /// is not pinged each time it is handed out (only one idle for
@@ -209,22 +398,32 @@ fn pool_options<DB: sqlx::Database>(workers: usize) -> sqlx::pool::PoolOptions<D
     sqlx::pool::PoolOptions::new().max_connections(workers as u32 + 1).test_before_acquire(false)
 }
 
-/// Cycles per second issuing the statements directly with sqlx.
-pub async fn direct(url: &str, workers: usize, hot: bool, run_for: Duration) -> f64 {
-    if url.starts_with("postgres") {
-        let pool = pool_options(workers).connect(url).await.unwrap();
-        direct_postgres(pool, workers, hot, run_for).await
-    } else if url.starts_with("mysql") {
-        let pool = pool_options(workers).connect(url).await.unwrap();
-        direct_mysql(pool, workers, hot, run_for).await
-    } else {
-        use std::str::FromStr;
-        let options = sqlx::sqlite::SqliteConnectOptions::from_str(url)
-            .unwrap()
-            .busy_timeout(nodemaint::db::SQLITE_BUSY_TIMEOUT)
-            .journal_mode(sqlx::sqlite::SqliteJournalMode::Wal)
-            .foreign_keys(true);
-        let pool = pool_options(workers).connect_with(options).await.unwrap();
-        direct_sqlite(pool, workers, hot, run_for).await
+/// Cycles per second issuing the library's statements directly with sqlx,
+/// one worker per node in `idents` (uuids or names, found as the library
+/// finds them).
+pub async fn direct(url: &str, idents: Vec<String>, run_for: Duration) -> f64 {
+    let by_uuid = idents.iter().all(|i| uuid::Uuid::try_parse(i).is_ok());
+    let workers = idents.len();
+    let backend = nodemaint::db::backend_of(url);
+    let sql = Statements::render(backend, by_uuid);
+    match backend {
+        sea_orm::DbBackend::Postgres => {
+            let pool = pool_options(workers).connect(url).await.unwrap();
+            direct_postgres(pool, sql, idents, run_for).await
+        }
+        sea_orm::DbBackend::MySql => {
+            let pool = pool_options(workers).connect(url).await.unwrap();
+            direct_mysql(pool, sql, idents, run_for).await
+        }
+        _ => {
+            use std::str::FromStr;
+            let options = sqlx::sqlite::SqliteConnectOptions::from_str(url)
+                .unwrap()
+                .busy_timeout(nodemaint::db::SQLITE_BUSY_TIMEOUT)
+                .journal_mode(sqlx::sqlite::SqliteJournalMode::Wal)
+                .foreign_keys(true);
+            let pool = pool_options(workers).connect_with(options).await.unwrap();
+            direct_sqlite(pool, sql, idents, run_for).await
+        }
     }
 }

@@ -4,7 +4,7 @@
 //! and (in main.rs) against the same statements issued directly with sqlx.
 //! Requests carry no version header, as a legacy fleet script's do.
 
-use crate::ops::CpuMeter;
+use crate::ops::{CpuMeter, MachineMeter};
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 use std::io::{BufRead, BufReader};
@@ -25,7 +25,8 @@ impl Served {
             .args(["--database-url", url, "serve", "--auth-strategy", "noauth", "--bind", "127.0.0.1:0"])
             .args(["--db-max-connections", &max_connections.to_string()])
             // The request log costs a line per request; a deployment keeps it, and so does the bench.
-            .env("RUST_LOG", "info")
+            .env("RUST_LOG", std::env::var("XP_LOG").unwrap_or("info".into()))
+            .envs(std::env::var("XP_THREADS").ok().map(|t| ("TOKIO_WORKER_THREADS", t)))
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
             .spawn()
@@ -58,7 +59,7 @@ impl Served {
 /// Cycles per second: `workers` clients, each on its own node. With a
 /// server `pid`, prints its CPU per cycle and the load client's.
 pub async fn cycles(base: &str, node_uuids: &[String], workers: usize, run_for: Duration, pid: Option<u32>) -> f64 {
-    let meters = pid.map(|pid| (CpuMeter::of_pid(pid), CpuMeter::start()));
+    let meters = pid.map(|pid| (CpuMeter::of_pid(pid), CpuMeter::start(), MachineMeter::start()));
     let client = reqwest::Client::new();
     let done = Arc::new(AtomicU64::new(0));
     let start = Instant::now();
@@ -91,9 +92,10 @@ pub async fn cycles(base: &str, node_uuids: &[String], workers: usize, run_for: 
         t.await.unwrap();
     }
     let cycles = done.load(Ordering::Relaxed);
-    if let Some((server, client)) = meters {
+    if let Some((server, client, machine)) = meters {
         server.report("server", workers, cycles);
         client.report("load client", workers, cycles);
+        machine.report("serve", workers, cycles);
     }
     cycles as f64 / start.elapsed().as_secs_f64()
 }
