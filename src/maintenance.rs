@@ -40,6 +40,7 @@ use sea_orm::{
 };
 use std::future::Future;
 use std::sync::Arc;
+use tokio::sync::Semaphore;
 
 /// A typed entry to add (`POST /v1/nodes/{node}/maintenance`).
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -50,11 +51,14 @@ pub struct NewEntry {
     pub extra: Option<serde_json::Value>,
 }
 
-/// The library's entry point for maintenance: a pool and a policy.
+/// The library's entry point for maintenance: a pool and a policy. Clones
+/// share the pool, the policy and (on SQLite) the writers' queue.
 #[derive(Clone)]
 pub struct Maintenance {
     db: DatabaseConnection,
     policy: Arc<Policy>,
+    /// SQLite only: its write transactions, one at a time, in arrival order.
+    writers: Option<Arc<Semaphore>>,
 }
 
 /// A node locked for the rest of a transaction, with what the caller holds on it.
@@ -81,7 +85,14 @@ fn node_not_found(ident: &str) -> Error {
 
 impl Maintenance {
     pub fn new(db: DatabaseConnection, policy: Policy) -> Maintenance {
-        Maintenance { db, policy: Arc::new(policy) }
+        // SQLite has one writer at a time. Left to themselves, writers that
+        // find the database locked wait in SQLite's busy handler, which
+        // sleeps and polls (1, 2, 5 … 100 ms) and leaves the CPU idle while
+        // the lock is free; queued here, the next writer starts the moment
+        // the last one commits. Writers in other processes (reconcile from
+        // cron) still meet the busy timeout.
+        let writers = (db.get_database_backend() == DbBackend::Sqlite).then(|| Arc::new(Semaphore::new(1)));
+        Maintenance { db, policy: Arc::new(policy), writers }
     }
 
     pub fn policy(&self) -> &Policy {
@@ -99,6 +110,12 @@ impl Maintenance {
         F: Fn(DatabaseTransaction) -> Fut,
         Fut: Future<Output = (DatabaseTransaction, Result<T>)>,
     {
+        // Held until the transaction (and any retry) ends; the semaphore is
+        // never closed, so acquiring cannot fail.
+        let _turn = match &self.writers {
+            Some(queue) => queue.acquire().await.ok(),
+            None => None,
+        };
         let mut attempt = 0;
         loop {
             attempt += 1;

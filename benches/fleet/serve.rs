@@ -25,8 +25,7 @@ impl Served {
             .args(["--database-url", url, "serve", "--auth-strategy", "noauth", "--bind", "127.0.0.1:0"])
             .args(["--db-max-connections", &max_connections.to_string()])
             // The request log costs a line per request; a deployment keeps it, and so does the bench.
-            .env("RUST_LOG", std::env::var("XP_LOG").unwrap_or("info".into()))
-            .envs(std::env::var("XP_THREADS").ok().map(|t| ("TOKIO_WORKER_THREADS", t)))
+            .env("RUST_LOG", "info")
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
             .spawn()

@@ -32,9 +32,7 @@ fn cli_op(rng: &mut Rng) -> Vec<String> {
     }
 }
 
-async fn library_worker(url: String, seed: u64) {
-    let db = nodemaint::db::connect(&url).await.unwrap();
-    let svc = Maintenance::new(db, Policy::defaults());
+async fn library_worker(svc: Maintenance, seed: u64) {
     let mut rng = Rng::new(seed);
     for _ in 0..25 {
         let node = NODES[rng.below(3) as usize];
@@ -71,7 +69,18 @@ async fn concurrent_asserts_and_releases_keep_every_invariant(t: TestDb) {
         .await
         .unwrap();
     }
-    let tasks: Vec<_> = (0..6).map(|seed| tokio::spawn(library_worker(t.url.clone(), seed))).collect();
+    // Three workers share one service (on SQLite, one writers' queue), three
+    // have their own pool each, and CLI processes write beside them all.
+    let shared = Maintenance::new(nodemaint::db::connect(&t.url).await.unwrap(), Policy::defaults());
+    let mut tasks = Vec::new();
+    for seed in 0..6 {
+        let svc = if seed < 3 {
+            shared.clone()
+        } else {
+            Maintenance::new(nodemaint::db::connect(&t.url).await.unwrap(), Policy::defaults())
+        };
+        tasks.push(tokio::spawn(library_worker(svc, seed)));
+    }
     let url = t.url.clone();
     let processes = tokio::task::spawn_blocking(move || {
         let mut rng = Rng::new(99);
