@@ -10,6 +10,19 @@ use std::process::ExitCode;
 /// Exit code for bad command-line arguments (as ironic-dbsync uses it).
 const EXIT_USAGE: u8 = 127;
 
+/// A command whose output is piped into `head` stops quietly when the pipe
+/// closes, as `ls | head` does. Rust ignores SIGPIPE so that writes fail with
+/// EPIPE instead, and `println!` turns that failure into a panic. The CLI
+/// prints only after its work is committed, so dying on the signal loses
+/// nothing; `serve` keeps the default (a client closing its socket is not
+/// a reason to stop).
+fn restore_sigpipe() {
+    // SAFETY: called before any other thread exists; SIG_DFL is a valid handler.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
+}
+
 fn main() -> ExitCode {
     let args = match cli::args::Cli::try_parse() {
         Ok(args) => args,
@@ -21,6 +34,9 @@ fn main() -> ExitCode {
     };
     // A server's request log is its output: info by default.
     let serving = matches!(args.command, cli::args::Command::Serve(_));
+    if !serving {
+        restore_sigpipe();
+    }
     cli::init_logging(if serving { args.global.verbose.max(1) } else { args.global.verbose }, args.global.quiet);
     // A bug must still read as one line, not a backtrace dump (a panic inside
     // an upgrade check is also reported as that check's Failure).

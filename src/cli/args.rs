@@ -98,6 +98,12 @@ pub struct ServeArgs {
     /// Most database connections the API holds open.
     #[arg(long, default_value_t = 16)]
     pub db_max_connections: u32,
+    /// Seconds a request body may take to arrive; a slower one is answered 408.
+    #[arg(long, default_value_t = 30, value_parser = clap::value_parser!(u64).range(1..=3600))]
+    pub body_timeout: u64,
+    /// Seconds a stop (SIGTERM, SIGINT) waits for requests in flight before closing their connections.
+    #[arg(long, default_value_t = 30, value_parser = clap::value_parser!(u64).range(0..=3600))]
+    pub shutdown_timeout: u64,
 }
 
 #[derive(Args, Debug)]

@@ -182,6 +182,8 @@ async fn serve(args: &ServeArgs, global: &Global) -> Result<()> {
     schema::require_maintenance_table(&conn, &url).await?;
     let options = crate::server::ServeOptions {
         bind: args.bind,
+        body_timeout: Duration::from_secs(args.body_timeout),
+        shutdown_timeout: Duration::from_secs(args.shutdown_timeout),
         auth: args.auth_strategy,
         public_endpoint: args.public_endpoint.clone(),
     };

@@ -89,10 +89,15 @@ pub async fn v1(State(state): State<AppState>, headers: HeaderMap) -> Response {
     )
 }
 
-/// Below 1.5 a node is addressed by uuid only, and a name is simply not found.
+/// Below 1.5 a node is addressed by uuid only: a name is refused (400) with
+/// the version that accepts it, as Ironic refuses it.
 fn check_ident(ident: &str, version: Version) -> Result<(), ApiError> {
     if version < version::NODE_NAMES && uuid::Uuid::try_parse(ident).is_err() {
-        return Err(ApiError::not_found(format!("Node {ident} could not be found.")));
+        return Err(ApiError::bad_request(format!(
+            "Expected a UUID but received {ident}. Node names need API version {} or later \
+             (send X-OpenStack-Ironic-API-Version: {0}).",
+            version::NODE_NAMES
+        )));
     }
     Ok(())
 }
@@ -144,7 +149,7 @@ fn select_fields(mut node: Map<String, Value>, fields: Option<&str>, version: Ve
     }
     let wanted: Vec<&str> = fields.split(',').map(str::trim).filter(|f| !f.is_empty()).collect();
     if let Some(unknown) = wanted.iter().find(|f| !node.contains_key(**f) || **f == "links") {
-        return Err(ApiError::bad_request(format!("Field(s) \"{unknown}\" are not valid")));
+        return Err(ApiError::bad_request(format!("Field {unknown} is not a valid field.")));
     }
     node.retain(|k, _| k == "links" || wanted.contains(&k.as_str()));
     Ok(Value::Object(node))
@@ -171,8 +176,7 @@ fn parse_limit(text: Option<&str>) -> Result<u64, ApiError> {
     match text {
         None => Ok(MAX_LIMIT),
         Some(t) => match t.parse::<i64>() {
-            Ok(n) if n < 0 => Err(ApiError::bad_request(format!("Limit must be positive: {n}"))),
-            Ok(0) => Ok(MAX_LIMIT),
+            Ok(n) if n <= 0 => Err(ApiError::bad_request("Limit must be positive")),
             Ok(n) => Ok((n as u64).min(MAX_LIMIT)),
             Err(_) => Err(ApiError::bad_request(format!("Invalid value for limit: '{t}'; expected an integer"))),
         },
@@ -187,6 +191,11 @@ pub async fn list_nodes<const DETAIL: bool>(
     headers: HeaderMap,
     Query(params): Query<ListParams>,
 ) -> ApiResult {
+    if let Some(marker) = params.marker.as_deref()
+        && uuid::Uuid::try_parse(marker).is_err()
+    {
+        return Err(ApiError::bad_request(format!("Expected UUID for marker: {marker}")));
+    }
     let query = NodeQuery {
         limit: parse_limit(params.limit.as_deref())?,
         marker: params.marker.clone(),
@@ -350,6 +359,6 @@ pub async fn not_found() -> ApiError {
 }
 
 /// A known path with a method it does not take.
-pub async fn method_not_allowed() -> ApiError {
-    ApiError::Http(StatusCode::METHOD_NOT_ALLOWED, String::new())
+pub async fn method_not_allowed(method: axum::http::Method) -> ApiError {
+    ApiError::Http(StatusCode::METHOD_NOT_ALLOWED, format!("The method {method} is not allowed for this resource."))
 }

@@ -27,13 +27,15 @@ use axum::{Router, extract::State};
 use errors::ApiError;
 use nodemaint::{Caller, Error, Maintenance, Result};
 use std::net::SocketAddr;
-use std::time::Instant;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
 use version::Refusal;
 
 /// What every handler shares.
 #[derive(Clone)]
 pub struct AppState {
     svc: Maintenance,
+    body_timeout: Duration,
     auth: AuthStrategy,
     public_endpoint: Option<String>,
 }
@@ -42,29 +44,43 @@ pub struct AppState {
 #[derive(Clone)]
 pub struct RequestCaller(pub Caller);
 
+/// The largest request body served (the framework's default limit); anything
+/// larger is 413. A 16,000-character reason fits many times over.
+pub const MAX_BODY_BYTES: usize = 2 * 1024 * 1024;
+
 pub struct ServeOptions {
     pub bind: SocketAddr,
+    /// How long a request body may take to arrive (408 after it).
+    pub body_timeout: Duration,
+    /// How long a stop waits for requests in flight before leaving them.
+    pub shutdown_timeout: Duration,
     pub auth: AuthStrategy,
     /// The URL clients reach this service at, for links (behind a proxy).
     pub public_endpoint: Option<String>,
 }
 
 /// The whole API as a router, ready to serve.
-pub fn router(svc: Maintenance, auth: AuthStrategy, public_endpoint: Option<String>) -> Router {
-    let state = AppState { svc, auth, public_endpoint };
-    let nodes = Router::new()
-        .route("/v1/nodes", get(handlers::list_nodes::<false>))
-        .route("/v1/nodes/detail", get(handlers::list_nodes::<true>))
-        .route("/v1/nodes/{ident}", get(handlers::show_node))
-        .route(
+pub fn router(svc: Maintenance, auth: AuthStrategy, public_endpoint: Option<String>, body_timeout: Duration) -> Router {
+    let state = AppState { svc, auth, public_endpoint, body_timeout };
+    // Ironic answers every path with or without a trailing slash, and the
+    // `baremetal` client asks for `/v1/nodes/?…`.
+    let nodes = [
+        ("/v1/nodes", get(handlers::list_nodes::<false>)),
+        ("/v1/nodes/detail", get(handlers::list_nodes::<true>)),
+        ("/v1/nodes/{ident}", get(handlers::show_node)),
+        (
             "/v1/nodes/{ident}/maintenance",
             get(handlers::list_entries)
                 .post(handlers::add_entry)
                 .put(handlers::legacy_set)
                 .delete(handlers::release_all),
-        )
-        .route("/v1/nodes/{ident}/maintenance/{entry}", delete(handlers::release_entry))
-        .route_layer(middleware::from_fn_with_state(state.clone(), identify));
+        ),
+        ("/v1/nodes/{ident}/maintenance/{entry}", delete(handlers::release_entry)),
+    ]
+    .into_iter()
+    .fold(Router::new(), |router, (path, methods)| router.route(path, methods.clone()).route(&format!("{path}/"), methods))
+    .route_layer(middleware::from_fn_with_state(state.clone(), read_body))
+    .route_layer(middleware::from_fn_with_state(state.clone(), identify));
     Router::new()
         .route("/", get(handlers::root))
         .route("/v1", get(handlers::v1))
@@ -77,18 +93,33 @@ pub fn router(svc: Maintenance, auth: AuthStrategy, public_endpoint: Option<Stri
         .with_state(state)
 }
 
-/// Serves until SIGTERM or SIGINT, then finishes the requests in flight.
+/// Serves until SIGTERM or SIGINT, then finishes the requests in flight for
+/// at most `shutdown_timeout` (a client stalled mid-request must not keep a
+/// systemd stop waiting forever).
 pub async fn serve(svc: Maintenance, options: ServeOptions) -> Result<()> {
     let listener = tokio::net::TcpListener::bind(options.bind).await.map_err(|e| {
         Error::Config(format!("cannot listen on {}: {e}; choose another address with --bind", options.bind))
     })?;
     let local = listener.local_addr().map_err(|e| Error::Config(format!("cannot read the listening address: {e}")))?;
     tracing::info!("nodemaint API listening on http://{local} (auth strategy: {:?})", options.auth);
-    let app = router(svc, options.auth, options.public_endpoint);
-    axum::serve(listener, app)
-        .with_graceful_shutdown(shutdown_signal())
-        .await
-        .map_err(|e| Error::Config(format!("the HTTP server stopped: {e}")))?;
+    let app = router(svc, options.auth, options.public_endpoint, options.body_timeout);
+    let stopping = Arc::new(tokio::sync::Notify::new());
+    let signalled = stopping.clone();
+    let server = axum::serve(listener, app).with_graceful_shutdown(async move {
+        shutdown_signal().await;
+        signalled.notify_one();
+    });
+    let deadline = async {
+        stopping.notified().await;
+        tokio::time::sleep(options.shutdown_timeout).await;
+    };
+    tokio::select! {
+        served = server => served.map_err(|e| Error::Config(format!("the HTTP server stopped: {e}")))?,
+        () = deadline => tracing::warn!(
+            "requests still in flight after --shutdown-timeout {}s; closing their connections",
+            options.shutdown_timeout.as_secs()
+        ),
+    }
     tracing::info!("nodemaint API stopped");
     Ok(())
 }
@@ -127,8 +158,9 @@ fn range_headers(headers: &mut HeaderMap) {
 /// Picks the version a request is served at, or refuses it (406) under /v1.
 async fn negotiate(mut request: Request, next: Next) -> Response {
     let headers = request.headers();
-    let asked = version::requested(header(headers, version::STANDARD_HEADER), header(headers, version::HEADER));
-    let negotiated = version::negotiate(asked);
+    let standard = header(headers, version::STANDARD_HEADER);
+    let asked = version::requested(standard, header(headers, version::HEADER));
+    let negotiated = version::negotiate_from(asked, version::source_header(standard));
     let chosen = match negotiated {
         Ok(v) => v,
         // Discovery answers whatever was asked, as Ironic's root does.
@@ -158,6 +190,40 @@ async fn identify(State(state): State<AppState>, mut request: Request, next: Nex
         }
         Err(auth::Unauthenticated(message)) => ApiError::Fault(StatusCode::UNAUTHORIZED, message).into_response(),
     }
+}
+
+/// Reads the whole request body before the handler runs, within
+/// `body_timeout` and [`MAX_BODY_BYTES`], so a slow or oversized body gets
+/// Ironic's error body (408, 413) instead of holding a worker or a text/plain
+/// answer from the framework.
+async fn read_body(State(state): State<AppState>, request: Request, next: Next) -> Response {
+    use axum::extract::FromRequest;
+    let (parts, body) = request.into_parts();
+    // A request of its own for the body alone: the framework's limit applies
+    // (2 MiB, [`MAX_BODY_BYTES`]) and its rejection says which failure it was.
+    let read = tokio::time::timeout(state.body_timeout, axum::body::Bytes::from_request(Request::new(body), &())).await;
+    let bytes = match read {
+        Ok(Ok(bytes)) => bytes,
+        Ok(Err(rejection)) if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE => {
+            return ApiError::Fault(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                format!("Request is too large. Larger than max_request_body_size ({MAX_BODY_BYTES})."),
+            )
+            .into_response();
+        }
+        Ok(Err(rejection)) => {
+            return ApiError::bad_request(format!("Cannot read the request body: {}", rejection.body_text()))
+                .into_response();
+        }
+        Err(_) => {
+            return ApiError::Fault(
+                StatusCode::REQUEST_TIMEOUT,
+                format!("The request body did not arrive within {}s; send it again.", state.body_timeout.as_secs()),
+            )
+            .into_response();
+        }
+    };
+    next.run(Request::from_parts(parts, axum::body::Body::from(bytes))).await
 }
 
 /// One line per request on stderr: method, path, status, latency, request id.

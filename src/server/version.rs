@@ -71,8 +71,14 @@ pub fn requested<'a>(standard: Option<&'a str>, legacy: Option<&'a str>) -> Opti
     }
 }
 
-/// The version to serve a request with, from what it asked for.
-pub fn negotiate(requested: Option<&str>) -> Result<Version, Refusal> {
+/// The header a request's version came from: the standard one when present.
+pub fn source_header(standard: Option<&str>) -> &'static str {
+    if standard.is_some() { STANDARD_HEADER } else { HEADER }
+}
+
+/// The version to serve a request with, from what it asked for in `header`
+/// (named when the value is malformed).
+pub fn negotiate_from(requested: Option<&str>, header: &str) -> Result<Version, Refusal> {
     let Some(text) = requested else { return Ok(MIN) };
     if text.eq_ignore_ascii_case("latest") {
         return Ok(MAX);
@@ -80,7 +86,7 @@ pub fn negotiate(requested: Option<&str>) -> Result<Version, Refusal> {
     let parsed =
         text.split_once('.').and_then(|(major, minor)| Some(Version { major: number(major)?, minor: number(minor)? }));
     let Some(version) = parsed else {
-        return Err(Refusal::Invalid(format!("Invalid value for {HEADER} header")));
+        return Err(Refusal::Invalid(format!("Invalid value for {header} header")));
     };
     let range = format!("The supported version range is: [{MIN}, {MAX}].");
     if version.major != MIN.major {
@@ -106,6 +112,10 @@ fn number(text: &str) -> Option<u32> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn negotiate(requested: Option<&str>) -> Result<Version, Refusal> {
+        negotiate_from(requested, HEADER)
+    }
 
     #[test]
     fn no_header_is_the_minimum_and_latest_the_maximum() {
@@ -142,6 +152,15 @@ mod tests {
                 "{bad}"
             );
         }
+    }
+
+    #[test]
+    fn a_malformed_version_names_the_header_it_came_from() {
+        assert_eq!(
+            negotiate_from(Some("xx"), source_header(Some("baremetal xx"))),
+            Err(Refusal::Invalid("Invalid value for OpenStack-API-Version header".into()))
+        );
+        assert_eq!(source_header(None), HEADER);
     }
 
     #[test]
