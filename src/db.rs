@@ -125,9 +125,11 @@ pub async fn connect_with(url: &str, max_connections: Option<u32>) -> Result<Dat
         // One writer at a time anyway; a small pool keeps readers concurrent.
         options.max_connections(4);
     }
+    let started = std::time::Instant::now();
     probe_server(url).await?;
     let db = Database::connect(options).await.map_err(|e| connect_error(url, &e))?;
     db.execute_unprepared("SELECT 1").await.map_err(|e| connect_error(url, &e))?;
+    tracing::debug!("connected to {} in {} ms", redact(url), started.elapsed().as_millis());
     Ok(db)
 }
 

@@ -129,7 +129,10 @@ impl Maintenance {
                 }
             };
             match result {
-                Err(e) if attempt <= TRANSIENT_RETRIES && is_transient(&e) => continue,
+                Err(e) if attempt <= TRANSIENT_RETRIES && is_transient(&e) => {
+                    tracing::debug!(attempt, "transaction retried: {e}");
+                    continue;
+                }
                 other => return other,
             }
         }

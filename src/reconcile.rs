@@ -162,10 +162,18 @@ pub async fn reconcile(db: &DatabaseConnection, url: &str, mut options: Reconcil
             LockError::Io(m) => Error::Config(m),
         })?;
     let pinned = options.pinned.is_some();
+    let started = std::time::Instant::now();
     let result = run(db, &options, pinned).await;
     let released = guard.release().await;
     let tally = result?;
     released?;
+    tracing::info!(
+        found = tally.found.values().sum::<u64>(),
+        repaired = tally.repaired.values().sum::<u64>(),
+        dry_run = options.dry_run,
+        "reconcile done in {:.2} s",
+        started.elapsed().as_secs_f64()
+    );
     let summary = DriftKind::ALL
         .iter()
         .map(|k| {

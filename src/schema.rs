@@ -128,8 +128,16 @@ async fn upgrade_locked(
         options: BackfillOptions { batch_size, progress, ..BackfillOptions::default() },
         ..BackfillContext::default()
     });
+    let started = std::time::Instant::now();
     backfill::with_context(ctx.clone(), Migrator::up(db, None)).await?;
-    Ok(UpgradeReport { applied: pending, backfilled: ctx.backfilled.load(Ordering::Relaxed) })
+    let backfilled = ctx.backfilled.load(Ordering::Relaxed);
+    tracing::info!(
+        "applied {} migration(s) [{}], backfilled {backfilled} legacy entries, in {:.2} s",
+        pending.len(),
+        pending.join(", "),
+        started.elapsed().as_secs_f64()
+    );
+    Ok(UpgradeReport { applied: pending, backfilled })
 }
 
 /// Every migration, applied or pending. Read-only: creates nothing.

@@ -53,6 +53,7 @@ impl LockGuard {
             conn.execute_raw(unlock).await?;
             conn.close().await?;
         }
+        tracing::debug!("lock released");
         Ok(())
     }
 }
@@ -111,6 +112,7 @@ pub async fn acquire(
             loop {
                 match file.try_lock() {
                     Ok(()) => {
+                        tracing::info!(lock = name, file = %lock_path, waited_ms = start.elapsed().as_millis() as u64, "lock taken");
                         return Ok(LockGuard { held: Held::File(file) });
                     }
                     Err(TryLockError::WouldBlock) => {}
@@ -148,6 +150,7 @@ pub async fn acquire(
                     None => false,
                 };
                 if got {
+                    tracing::info!(lock = name, waited_ms = start.elapsed().as_millis() as u64, "lock taken");
                     let unlock = Statement::from_string(backend, unlock);
                     return Ok(LockGuard { held: Held::Server { conn, unlock } });
                 }

@@ -48,22 +48,34 @@ pub enum Format {
 #[derive(Subcommand, Debug)]
 pub enum Command {
     /// Schema migrations: upgrade, status, downgrade.
-    #[command(subcommand)]
+    #[command(
+        subcommand,
+        after_help = "Examples:\n  nodemaint db status\n  nodemaint --database-url postgresql+psycopg2://ironic@db/ironic db upgrade\n  nodemaint db downgrade --steps 1 --yes"
+    )]
     Db(DbCommand),
     /// Nodes as a pre-upgrade service writes them (legacy columns only).
-    #[command(subcommand)]
+    #[command(
+        subcommand,
+        after_help = "Examples:\n  nodemaint node create --name rack1-n01 --owner 9c84d2e0f1a3\n  nodemaint node list --maintenance\n  nodemaint node show rack1-n01 --format json"
+    )]
     Node(NodeCommand),
     /// Whole fleets for testing and benchmarks.
-    #[command(subcommand)]
+    #[command(subcommand, after_help = "Example:\n  nodemaint fleet seed --nodes 100000 --maintained-fraction 0.1")]
     Fleet(FleetCommand),
     /// Typed maintenance entries: list, add, remove, and the legacy set/unset.
-    #[command(subcommand)]
+    #[command(
+        subcommand,
+        after_help = "Examples:\n  nodemaint maintenance add myNode --type hardware_failure --reason \"Disk 3 has bad sectors\"\n  nodemaint maintenance list myNode\n  nodemaint maintenance remove myNode --all\n  # as a lessee would:\n  nodemaint maintenance unset myNode --project 2a210e5ff114 --roles admin"
+    )]
     Maintenance(MaintenanceCommand),
     /// Node history.
-    #[command(subcommand)]
+    #[command(
+        subcommand,
+        after_help = "Examples:\n  nodemaint history list myNode --limit 20\n  nodemaint history list myNode --project 2a210e5ff114 --format json"
+    )]
     History(HistoryCommand),
     /// Pre-flight checks: Success, Warning or Failure, as `*-status upgrade check`.
-    #[command(subcommand)]
+    #[command(subcommand, after_help = "Example:\n  nodemaint --config /etc/nodemaint.toml upgrade check")]
     Upgrade(UpgradeCommand),
     /// Converge node_maintenance with the legacy columns after the release
     /// pin lifts; idempotent and safe from cron.
@@ -81,8 +93,9 @@ pub enum Command {
 
 #[derive(Args, Debug)]
 pub struct ServeArgs {
-    /// Address and port to listen on (port 0 picks a free one; the log says which).
-    #[arg(long, default_value = "127.0.0.1:6385")]
+    /// Address and port to listen on, e.g. 127.0.0.1:6385 or localhost:6385
+    /// (port 0 picks a free one; the log says which).
+    #[arg(long, default_value = "127.0.0.1:6385", value_parser = socket_addr)]
     pub bind: std::net::SocketAddr,
     /// noauth: every caller is a system admin (as Ironic's noauth).
     /// trusted-headers: identity from a fronting proxy's X-User-Id, X-Project-Id,
@@ -93,7 +106,7 @@ pub struct ServeArgs {
     #[arg(long)]
     pub policy_file: Option<PathBuf>,
     /// The URL clients reach this API at, used in links (default: the request's Host).
-    #[arg(long)]
+    #[arg(long, value_parser = http_url)]
     pub public_endpoint: Option<String>,
     /// Most database connections the API holds open.
     #[arg(long, default_value_t = 16)]
@@ -129,7 +142,7 @@ pub struct ReconcileArgs {
 pub enum UpgradeCommand {
     /// Read-only checks before restarting services on the new release.
     #[command(
-        after_help = "Example:\n  nodemaint --config /etc/nodemaint.toml upgrade check\n  nodemaint upgrade check --json\n\nExit codes: 0 all Success, 1 a Warning, 2 a Failure, 255 the checks could not run."
+        after_help = "Example:\n  nodemaint --config /etc/nodemaint.toml upgrade check\n  nodemaint upgrade check --json\n\nExit codes: 0 all Success, 1 a Warning, 2 a Failure, 255 the checks could not run, 127 bad arguments."
     )]
     Check {
         /// oslo.upgradecheck's JSON output (same as --format json).
@@ -149,7 +162,7 @@ pub struct CallerArgs {
     #[arg(long)]
     pub user: Option<String>,
     /// Act with a project-scoped token for this project (node owner or lessee).
-    #[arg(long)]
+    #[arg(long, value_parser = non_empty)]
     pub project: Option<String>,
     /// Roles, comma-separated (keystone's implied roles are added).
     /// Default: admin with a system token, member with --project.
@@ -182,8 +195,8 @@ pub enum MaintenanceCommand {
         /// A registered type: hardware_failure, operator_hold.
         #[arg(long = "type")]
         entry_type: String,
-        #[arg(long)]
-        reason: Option<String>,
+        #[command(flatten)]
+        reason: ReasonArgs,
         /// A JSON object of per-type metadata.
         #[arg(long)]
         extra: Option<String>,
@@ -192,6 +205,7 @@ pub enum MaintenanceCommand {
     },
     /// Release one entry by uuid, or all of them (all or nothing) with --all.
     #[command(
+        override_usage = "nodemaint maintenance remove [OPTIONS] <NODE> <ENTRY>\n       nodemaint maintenance remove [OPTIONS] <NODE> --all",
         after_help = "Example:\n  nodemaint maintenance remove myNode 3c1a7b90-5a4e-4a8e-9e55-3f0c2b1d7a66\n  nodemaint maintenance remove myNode --all"
     )]
     Remove {
@@ -211,8 +225,8 @@ pub enum MaintenanceCommand {
     Set {
         /// Node uuid or name.
         node: String,
-        #[arg(long)]
-        reason: Option<String>,
+        #[command(flatten)]
+        reason: ReasonArgs,
         #[command(flatten)]
         caller: CallerArgs,
     },
@@ -281,13 +295,16 @@ pub enum NodeCommand {
         after_help = "Example:\n  nodemaint node create --name rack1-n01 --owner 9c84d2e0f1a3 --maintenance --reason \"HW_ERR: disk 3\""
     )]
     Create {
+        /// A unique name, addressable instead of the uuid.
         #[arg(long)]
         name: Option<String>,
         /// Default: a fresh uuid.
         #[arg(long)]
         uuid: Option<String>,
+        /// The owning project's id (its members assert at owner scope).
         #[arg(long)]
         owner: Option<String>,
+        /// The leasing project's id (its members assert at lessee scope).
         #[arg(long)]
         lessee: Option<String>,
         /// Put the node in maintenance as an old service would (boolean and reason only).
@@ -320,6 +337,7 @@ pub enum NodeCommand {
     Set {
         /// Node uuid or name.
         node: String,
+        /// New name.
         #[arg(long)]
         name: Option<String>,
         /// New owner ("" clears it).
@@ -351,13 +369,88 @@ pub enum FleetCommand {
     /// Add N legacy nodes (pre-upgrade state: boolean and reason, no entries).
     #[command(after_help = "Example:\n  nodemaint fleet seed --nodes 1000000 --maintained-fraction 0.1 --seed 42")]
     Seed {
+        /// How many nodes to add (1 to 100,000,000).
         #[arg(long, value_parser = clap::value_parser!(u64).range(1..=100_000_000))]
         nodes: u64,
         /// Share of the nodes put in maintenance, 0 to 1.
-        #[arg(long, default_value_t = 0.1)]
+        #[arg(long, default_value_t = 0.1, value_parser = fraction)]
         maintained_fraction: f64,
         /// Random seed: the same seed makes the same fleet.
         #[arg(long, default_value_t = 0)]
         seed: u64,
     },
+}
+
+/// A reason: inline, `-` for standard input, or from a file, for reasons too
+/// long or awkward for a shell argument.
+#[derive(Args, Debug, Clone)]
+pub struct ReasonArgs {
+    /// Why the node is held (free text, at most 16,000 characters); `-` reads it from standard input.
+    #[arg(long, conflicts_with = "reason_file")]
+    pub reason: Option<String>,
+    /// Read the reason from this file (a trailing newline is dropped).
+    #[arg(long, value_name = "FILE")]
+    pub reason_file: Option<PathBuf>,
+}
+
+fn socket_addr(text: &str) -> Result<std::net::SocketAddr, String> {
+    use std::net::ToSocketAddrs;
+    text.to_socket_addrs()
+        .map_err(|e| format!("{e}; expected HOST:PORT, e.g. 127.0.0.1:6385 or localhost:6385"))?
+        .next()
+        .ok_or_else(|| format!("{text} resolves to no address"))
+}
+
+fn http_url(text: &str) -> Result<String, String> {
+    let host = text.strip_prefix("https://").or_else(|| text.strip_prefix("http://"));
+    match host {
+        Some(rest) if !rest.is_empty() && !rest.starts_with('/') && !text.contains(char::is_whitespace) => {
+            Ok(text.to_owned())
+        }
+        _ => Err("expected an http:// or https:// URL with a host, e.g. https://baremetal.example.com".to_owned()),
+    }
+}
+
+fn non_empty(text: &str) -> Result<String, String> {
+    if text.trim().is_empty() { Err("must not be empty".to_owned()) } else { Ok(text.to_owned()) }
+}
+
+fn fraction(text: &str) -> Result<f64, String> {
+    match text.parse::<f64>() {
+        Ok(f) if (0.0..=1.0).contains(&f) => Ok(f),
+        _ => Err(format!("{text} is not a number from 0 to 1")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    /// Every command and group, depth first, with its path.
+    fn commands(cmd: &clap::Command, path: String, out: &mut Vec<(String, clap::Command)>) {
+        for sub in cmd.get_subcommands() {
+            let here = format!("{path} {}", sub.get_name());
+            out.push((here.clone(), sub.clone()));
+            commands(sub, here, out);
+        }
+    }
+
+    #[test]
+    fn every_command_and_group_has_an_example_and_every_argument_a_help_line() {
+        let mut all = Vec::new();
+        commands(&Cli::command(), "nodemaint".into(), &mut all);
+        assert!(all.len() > 15, "{}", all.len());
+        for (path, cmd) in &all {
+            let after = cmd.get_after_help().map(|h| h.to_string()).unwrap_or_default();
+            assert!(after.contains("Example"), "`{path} --help` has no example");
+            for arg in cmd.get_arguments() {
+                let name = arg.get_id().as_str();
+                if name == "help" || name == "version" {
+                    continue;
+                }
+                assert!(arg.get_help().is_some(), "`{path} --help`: argument {name} has no help line");
+            }
+        }
+    }
 }

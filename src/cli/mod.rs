@@ -36,17 +36,72 @@ const EXIT_CHECKS_COULD_NOT_RUN: u8 = 255;
 /// Exit code of `reconcile` for any error (as ironic-dbsync's online data migrations).
 const EXIT_RECONCILE_ERROR: u8 = 2;
 
+/// Exit codes after SIGINT and SIGTERM, as a shell reports a process they killed.
+pub const EXIT_SIGINT: u8 = 130;
+pub const EXIT_SIGTERM: u8 = 143;
+
 /// Runs the command and returns the process exit code.
 pub async fn run(cli: Cli) -> u8 {
     let json = cli.global.format == Format::Json
         || matches!(&cli.command, Command::Upgrade(UpgradeCommand::Check { json: true, .. }));
     let out = Output::new(if json { Format::Json } else { Format::Table }, cli.global.quiet);
-    match dispatch(&cli, &out).await {
+    let started = std::time::Instant::now();
+    let name = command_name(&cli.command);
+    // `serve` stops on these signals itself; every other command is
+    // interrupted: dropping its future drops the open transaction, which
+    // the database rolls back, and the progress bar, which clears itself.
+    let result = if matches!(cli.command, Command::Serve(_)) {
+        dispatch(&cli, &out).await
+    } else {
+        tokio::select! {
+            result = dispatch(&cli, &out) => result,
+            code = interrupted() => {
+                eprintln!(
+                    "nodemaint {name}: interrupted; the transaction in progress was rolled back (work already \
+                     committed is kept). Run the command again to continue."
+                );
+                return code;
+            }
+        }
+    };
+    let code = match result {
         Ok(code) => code,
         Err(e) => {
             out.error(&e);
             error_exit_code(&cli.command, &e)
         }
+    };
+    tracing::info!("nodemaint {name} finished in {:.1} s, exit code {code}", started.elapsed().as_secs_f64());
+    code
+}
+
+/// Waits for SIGINT or SIGTERM and returns the exit code that reports it.
+async fn interrupted() -> u8 {
+    let terminate = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut term) => term.recv().await,
+            Err(_) => std::future::pending().await,
+        }
+    };
+    tokio::select! {
+        _ = terminate => EXIT_SIGTERM,
+        _ = tokio::signal::ctrl_c() => EXIT_SIGINT,
+    }
+}
+
+/// The command as typed, for logs and messages (`db upgrade`, `reconcile`).
+fn command_name(command: &Command) -> &'static str {
+    match command {
+        Command::Db(DbCommand::Upgrade { .. }) => "db upgrade",
+        Command::Db(DbCommand::Status) => "db status",
+        Command::Db(DbCommand::Downgrade { .. }) => "db downgrade",
+        Command::Node(_) => "node",
+        Command::Fleet(_) => "fleet seed",
+        Command::Maintenance(_) => "maintenance",
+        Command::History(_) => "history list",
+        Command::Upgrade(_) => "upgrade check",
+        Command::Reconcile(_) => "reconcile",
+        Command::Serve(_) => "serve",
     }
 }
 
@@ -126,10 +181,18 @@ fn caller_from(args: &CallerArgs) -> Caller {
 fn policy_from(policy_file: Option<&std::path::PathBuf>, global: &Global) -> Result<Policy> {
     let config = load_config(global)?;
     let file = policy_file.cloned().or(config.policy.file.map(Into::into));
-    let mut policy = match file {
-        Some(path) => Policy::load(&path)?,
+    let mut policy = match &file {
+        Some(path) => Policy::load(path)?,
         None => Policy::defaults(),
     };
+    if let (Some(path), [_, ..]) = (&file, policy.unknown_rules()) {
+        // Shown even with -q: such a rule silently changes nothing.
+        eprintln!(
+            "warning: policy file {}: nodemaint has no rule named {}; it changes nothing (nodemaint's rules are listed in the README, \"Policy\")",
+            path.display(),
+            policy.unknown_rules().join(", ")
+        );
+    }
     policy.enforce_scope = config.policy.enforce_scope.unwrap_or(true);
     Ok(policy)
 }
@@ -198,19 +261,21 @@ async fn maintenance_command(cmd: &MaintenanceCommand, global: &Global, out: &Ou
         }
         MaintenanceCommand::Add { node, entry_type, reason, extra, caller } => {
             let extra = extra.as_deref().map(entry::parse_extra_arg).transpose()?;
-            let request = NewEntry { entry_type: entry_type.clone(), reason: reason.clone(), extra };
+            let request = NewEntry { entry_type: entry_type.clone(), reason: read_reason(reason)?, extra };
             let created = service(global, caller).await?.add(&caller_from(caller), node, request).await?;
             out.entry(&created);
         }
         MaintenanceCommand::Remove { node, entry, all, caller } => {
             let svc = service(global, caller).await?;
             match (entry, all) {
-                (Some(uuid), false) => out.entry(&svc.release(&caller_from(caller), node, uuid).await?),
+                // The same shape as --all: what was released.
+                (Some(uuid), false) => out.released(&[svc.release(&caller_from(caller), node, uuid).await?]),
                 _ => out.released(&svc.release_all(&caller_from(caller), node).await?),
             }
         }
         MaintenanceCommand::Set { node, reason, caller } => {
-            let entry = service(global, caller).await?.legacy_set(&caller_from(caller), node, reason.clone()).await?;
+            let entry =
+                service(global, caller).await?.legacy_set(&caller_from(caller), node, read_reason(reason)?).await?;
             out.entry(&entry);
         }
         MaintenanceCommand::Unset { node, caller } => {
@@ -269,6 +334,29 @@ async fn db_command(cmd: &DbCommand, global: &Global, out: &Output) -> Result<()
             Ok(())
         }
     }
+}
+
+/// The reason given inline, as `-` (standard input) or with --reason-file.
+fn read_reason(args: &args::ReasonArgs) -> Result<Option<String>> {
+    let (text, source) = match (&args.reason, &args.reason_file) {
+        (Some(dash), None) if dash == "-" => {
+            let mut text = String::new();
+            std::io::Read::read_to_string(&mut std::io::stdin(), &mut text)
+                .map_err(|e| Error::BadRequest(format!("cannot read the reason from standard input: {e}")))?;
+            (text, "standard input")
+        }
+        (Some(inline), _) => return Ok(Some(inline.clone())),
+        (None, Some(path)) => {
+            let text = std::fs::read_to_string(path).map_err(|e| {
+                Error::BadRequest(format!("cannot read the reason from {}: {e}; check --reason-file", path.display()))
+            })?;
+            (text, "the file")
+        }
+        (None, None) => return Ok(None),
+    };
+    let text = text.strip_suffix('\n').map(|t| t.strip_suffix('\r').unwrap_or(t)).unwrap_or(&text).to_owned();
+    tracing::debug!("read a {}-character reason from {source}", text.chars().count());
+    Ok(Some(text))
 }
 
 /// `""` on the command line clears a field.

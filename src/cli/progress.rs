@@ -26,7 +26,9 @@ pub fn bar(quiet: bool) -> Arc<dyn Progress> {
     if quiet || !std::io::stderr().is_terminal() {
         return Arc::new(NoProgress);
     }
-    let bar = ProgressBar::with_draw_target(Some(0), ProgressDrawTarget::stderr());
+    // Cleared when dropped too: an interrupted command leaves no half bar.
+    let bar = ProgressBar::with_draw_target(Some(0), ProgressDrawTarget::stderr())
+        .with_finish(indicatif::ProgressFinish::AndClear);
     let style = ProgressStyle::with_template("{msg} [{bar:40}] {pos}/{len} ({eta})")
         .unwrap_or_else(|_| ProgressStyle::default_bar())
         .progress_chars("=> ");

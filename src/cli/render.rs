@@ -16,6 +16,9 @@ use tabled::settings::Style;
 
 pub struct Output {
     pub format: Format,
+    /// `-q`: confirmations that work was done (applied, reconciled, seeded,
+    /// deleted) are left out, since cron mails whatever a job prints; data a
+    /// command was asked for, warnings and errors are always shown.
     pub quiet: bool,
 }
 
@@ -61,6 +64,9 @@ impl Output {
         if self.json_mode() {
             return self.json(report);
         }
+        if self.quiet {
+            return;
+        }
         if report.applied.is_empty() {
             println!("Nothing to apply: the schema is up to date.");
         }
@@ -96,6 +102,9 @@ impl Output {
     pub fn downgrade(&self, rolled_back: &[String]) {
         if self.json_mode() {
             return self.json(&serde_json::json!({ "rolled_back": rolled_back }));
+        }
+        if self.quiet {
+            return;
         }
         if rolled_back.is_empty() {
             println!("Nothing to roll back.");
@@ -211,12 +220,14 @@ impl Output {
         if self.json_mode() {
             return self.json(report);
         }
-        let rows = report
-            .summary
-            .iter()
-            .map(|k| vec![k.drift.to_owned(), k.found.to_string(), k.repaired.to_string()])
-            .collect();
-        println!("{}", table(&["Migration", "Total Needed", "Completed"], rows));
+        if !self.quiet {
+            let rows = report
+                .summary
+                .iter()
+                .map(|k| vec![k.drift.to_owned(), k.found.to_string(), k.repaired.to_string()])
+                .collect();
+            println!("{}", table(&["Migration", "Total Needed", "Completed"], rows));
+        }
         if !report.typed_on_cleared.is_empty() && !report.dry_run {
             let verb = if report.pinned.is_some() {
                 "released them (the boolean is canonical while pinned)"
@@ -228,6 +239,9 @@ impl Output {
                 report.typed_on_cleared.len(),
                 report.typed_on_cleared.iter().take(5).cloned().collect::<Vec<_>>().join(", ")
             );
+        }
+        if self.quiet {
+            return;
         }
         let remaining = report.remaining();
         if report.dry_run {
@@ -248,12 +262,18 @@ impl Output {
         if self.json_mode() {
             return self.json(&serde_json::json!({ "deleted": node.uuid }));
         }
+        if self.quiet {
+            return;
+        }
         println!("Deleted node {}", or_none(&node.uuid));
     }
 
     pub fn seeded(&self, report: &SeedReport) {
         if self.json_mode() {
             return self.json(report);
+        }
+        if self.quiet {
+            return;
         }
         println!(
             "Created {} nodes ({} in maintenance), {} … {}.",

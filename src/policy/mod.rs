@@ -19,9 +19,16 @@ use std::path::Path;
 /// The project `service_role` expects service users in (Ironic's default).
 pub const SERVICE_PROJECT_NAME: &str = "service";
 
+/// The rule namespace the spec introduces and nodemaint owns whole: a name
+/// under it that nodemaint does not define is a typo, never Ironic's.
+pub const MAINTENANCE_NAMESPACE: &str = "baremetal:node:maintenance";
+
 #[derive(Debug, Clone)]
 pub struct Policy {
     rules: BTreeMap<String, Rule>,
+    /// Rules a policy file set under [`MAINTENANCE_NAMESPACE`] that no
+    /// default defines: they change nothing, so the loader warns about them.
+    unknown: Vec<String>,
     /// `[oslo_policy] enforce_scope`: when false, a project-scoped admin has
     /// system authority (legacy deployments keep full authority).
     pub enforce_scope: bool,
@@ -40,7 +47,7 @@ impl Policy {
             .into_iter()
             .map(|(name, text)| (name.to_owned(), rule::parse(&text).expect("default rules parse")))
             .collect();
-        Policy { rules, enforce_scope: true }
+        Policy { rules, unknown: Vec::new(), enforce_scope: true }
     }
 
     /// Defaults overridden by a YAML or JSON policy file.
@@ -63,11 +70,23 @@ impl Policy {
                 .map_err(|e| format!("not a YAML mapping of rule name to check string: {e}"))?
                 .unwrap_or_default()
         };
+        let known: Vec<&str> = defaults::rules().iter().map(|(name, _)| *name).collect();
         for (name, text) in map {
             let parsed = rule::parse(&text).map_err(|e| format!("rule \"{name}\": cannot parse \"{text}\": {e}"))?;
+            // Ironic's own rules (ports, allocations, …) are legitimately
+            // absent here; only nodemaint's namespace can be checked for typos.
+            if name.starts_with(MAINTENANCE_NAMESPACE) && !known.contains(&name.as_str()) {
+                self.unknown.push(name.clone());
+            }
             self.rules.insert(name, parsed);
         }
         Ok(self)
+    }
+
+    /// Rules the policy file set that nodemaint does not know (a misspelt
+    /// `baremetal:node:maintenance:…` name, which would silently do nothing).
+    pub fn unknown_rules(&self) -> &[String] {
+        &self.unknown
     }
 
     /// Whether `rule` allows `caller` on `target`. An unknown rule denies.
@@ -184,7 +203,15 @@ mod tests {
         );
         let json = Policy::defaults().with_overrides("{\"baremetal:node:maintenance:get\": \"!\"}").unwrap();
         assert!(!json.enforce(MAINTENANCE_GET, &Caller::system("op", &["admin"]), &node_target(&n)));
+        assert!(json.unknown_rules().is_empty());
         let bad = Policy::defaults().with_overrides("\"x\": \"role:a and (\"\n").unwrap_err();
         assert!(bad.contains("rule \"x\": cannot parse \"role:a and (\""), "{bad}");
+    }
+
+    #[test]
+    fn a_misspelt_maintenance_rule_is_reported_and_ironics_own_rules_are_not() {
+        let text = "\"baremetal:node:maintenance:lst\": \"!\"\n\"baremetal:port:get\": \"rule:is_admin\"\n";
+        let p = Policy::defaults().with_overrides(text).unwrap();
+        assert_eq!(p.unknown_rules(), ["baremetal:node:maintenance:lst"]);
     }
 }

@@ -78,7 +78,9 @@ pub fn router(svc: Maintenance, auth: AuthStrategy, public_endpoint: Option<Stri
         ("/v1/nodes/{ident}/maintenance/{entry}", delete(handlers::release_entry)),
     ]
     .into_iter()
-    .fold(Router::new(), |router, (path, methods)| router.route(path, methods.clone()).route(&format!("{path}/"), methods))
+    .fold(Router::new(), |router, (path, methods)| {
+        router.route(path, methods.clone()).route(&format!("{path}/"), methods)
+    })
     .route_layer(middleware::from_fn_with_state(state.clone(), read_body))
     .route_layer(middleware::from_fn_with_state(state.clone(), identify));
     Router::new()

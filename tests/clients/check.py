@@ -59,7 +59,17 @@ expect("a second set updates the one legacy entry", entries(), [("legacy", "rack
 listed = json.loads(baremetal("node", "list", "-f", "json").stdout)
 expect("node list shows it in maintenance", [(n["name"], n["maintenance"]) for n in listed], [("myNode", True)])
 
+in_maintenance = json.loads(baremetal("node", "list", "--maintenance", "-f", "json").stdout)
+expect("node list --maintenance shows it", [n["name"] for n in in_maintenance], ["myNode"])
+long = json.loads(baremetal("node", "list", "--long", "-f", "json").stdout)
+expect("node list --long shows the reason", [(n["name"], n["maintenance_reason"]) for n in long],
+       [("myNode", "rack 2")])
+plain = baremetal("node", "list")
+expect("plain node list prints the node's table", "myNode" in plain.stdout, True)
+
 baremetal("node", "maintenance", "unset", "myNode")
+expect("node list --maintenance after unset is empty",
+       json.loads(baremetal("node", "list", "--maintenance", "-f", "json").stdout), [])
 expect("node show after unset", show(), (False, None))
 expect("the database holds no entry", entries(), [])
 

@@ -71,7 +71,13 @@ impl Reply {
 
 impl Server {
     fn start(url: &str, auth: &str) -> Server {
-        let mut child = nodemaint_cmd(url, &["serve", "--bind", "127.0.0.1:0", "--auth-strategy", auth])
+        Server::start_with(url, auth, &[])
+    }
+
+    fn start_with(url: &str, auth: &str, extra: &[&str]) -> Server {
+        let mut args = vec!["serve", "--bind", "127.0.0.1:0", "--auth-strategy", auth];
+        args.extend_from_slice(extra);
+        let mut child = nodemaint_cmd(url, &args)
             .env("RUST_LOG", "info")
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
@@ -466,9 +472,10 @@ async fn microversions_are_negotiated_as_ironic_does(t: TestDb) {
         )
         .await;
     assert_eq!(r.status, StatusCode::NOT_FOUND);
-    // Names are addressable from 1.5, as in Ironic.
+    // Names are addressable from 1.5, as in Ironic; below it a name is a 400 naming the version.
     let by_name = api.call(Method::GET, "/v1/nodes/myNode", Some("1.4"), None, None).await;
-    assert_eq!(by_name.status, StatusCode::NOT_FOUND);
+    assert_eq!(by_name.status, StatusCode::BAD_REQUEST);
+    assert!(by_name.fault().contains("API version 1.5 or later"), "{}", by_name.fault());
     assert_eq!(api.call(Method::GET, "/v1/nodes/myNode", Some("1.5"), None, None).await.status, StatusCode::OK);
 
     // Listing: short items, detail, pages with a next link, fields.
@@ -599,5 +606,95 @@ mod serve_refuses_to_start_with_its_documented_exit_codes {
     async fn sqlite() {
         let t = crate::common::TestDb::create(crate::common::Backend::Sqlite).await.unwrap();
         super::serve_refuses_to_start_with_its_documented_exit_codes(t).await;
+    }
+}
+
+/// Requests the real `baremetal` client and Ironic 39 answer differently
+/// from a naive server: paths with a trailing slash, bad paging and field
+/// parameters, names below 1.5, 405 / 413 and malformed versions, each in
+/// Ironic's error body.
+async fn wire_details_answer_as_ironic_39_does(t: TestDb) {
+    setup(&t).await;
+    let api = Server::start(&t.url, "noauth");
+    // `baremetal node list` asks for /v1/nodes/?…; every path takes a trailing slash.
+    api.call(Method::PUT, "/v1/nodes/myNode/maintenance/", Some(NEW), None, Some(json!({"reason": "r"}))).await;
+    let listed = api.call(Method::GET, "/v1/nodes/?limit=5&maintenance=True", Some("1.65"), None, None).await;
+    assert_eq!(listed.status, StatusCode::OK, "{}", listed.body);
+    assert_eq!(listed.json()["nodes"][0]["name"], "myNode");
+    for path in ["/v1/nodes/detail/", "/v1/nodes/myNode/", "/v1/nodes/myNode/maintenance/"] {
+        let r = api.call(Method::GET, path, Some(NEW), None, None).await;
+        assert_eq!(r.status, StatusCode::OK, "{path}: {}", r.body);
+    }
+    let fault = |r: &Reply| (r.status, r.fault());
+    let bad = StatusCode::BAD_REQUEST;
+    for (path, want) in [
+        ("/v1/nodes?limit=0", "Limit must be positive"),
+        ("/v1/nodes?limit=-3", "Limit must be positive"),
+        ("/v1/nodes?marker=myNode", "Expected UUID for marker: myNode"),
+        ("/v1/nodes/myNode?fields=bogus", "Field bogus is not a valid field."),
+    ] {
+        assert_eq!(fault(&api.call(Method::GET, path, Some(NEW), None, None).await), (bad, want.to_owned()), "{path}");
+    }
+    let by_name = api.call(Method::GET, "/v1/nodes/myNode", None, None, None).await;
+    assert_eq!(by_name.status, bad);
+    assert!(by_name.fault().contains("API version 1.5 or later"), "{}", by_name.fault());
+    // 405 and 413 in Ironic's error body, not text/plain or an empty description.
+    let patch = api.call(Method::PATCH, "/v1/nodes/myNode/maintenance", Some(NEW), None, None).await;
+    assert_eq!(patch.status, StatusCode::METHOD_NOT_ALLOWED);
+    assert_eq!(patch.header("content-type"), Some("application/json"));
+    assert_eq!(patch.fault(), "The method PATCH is not allowed for this resource.");
+    let huge = json!({"reason": "x".repeat(3 * 1024 * 1024)});
+    let too_large = api.call(Method::PUT, "/v1/nodes/myNode/maintenance", Some(NEW), None, Some(huge)).await;
+    assert_eq!(too_large.status, StatusCode::PAYLOAD_TOO_LARGE);
+    assert_eq!(too_large.header("content-type"), Some("application/json"));
+    assert!(too_large.fault().starts_with("Request is too large."), "{}", too_large.fault());
+    // A malformed version names the header it came in.
+    let standard =
+        api.http.get(format!("{}/v1/nodes", api.base)).header("OpenStack-API-Version", "baremetal xx").send().await;
+    let standard = standard.unwrap();
+    assert_eq!(standard.status(), StatusCode::NOT_ACCEPTABLE);
+    assert!(standard.text().await.unwrap().contains("Invalid value for OpenStack-API-Version header"));
+}
+
+mod wire_details_answer_as_ironic_39_does {
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn sqlite() {
+        let t = crate::common::TestDb::create(crate::common::Backend::Sqlite).await.unwrap();
+        super::wire_details_answer_as_ironic_39_does(t).await;
+    }
+}
+
+/// A client that stalls mid-body gets 408 after `--body-timeout`, and a stop
+/// with such a client connected ends within `--shutdown-timeout`.
+async fn a_stalled_client_neither_holds_a_request_nor_a_stop(t: TestDb) {
+    use std::io::{Read, Write};
+    setup(&t).await;
+    let stalled_put = "PUT /v1/nodes/myNode/maintenance HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{\"rea";
+    let api = Server::start_with(&t.url, "noauth", &["--body-timeout", "1"]);
+    let mut conn = std::net::TcpStream::connect(api.base.trim_start_matches("http://")).unwrap();
+    conn.write_all(stalled_put.as_bytes()).unwrap();
+    conn.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    let mut answer = [0u8; 512];
+    let n = conn.read(&mut answer).unwrap();
+    let answer = String::from_utf8_lossy(&answer[..n]);
+    assert!(answer.starts_with("HTTP/1.1 408"), "{answer}");
+    drop(api);
+
+    let mut api = Server::start_with(&t.url, "noauth", &["--body-timeout", "600", "--shutdown-timeout", "1"]);
+    let mut conn = std::net::TcpStream::connect(api.base.trim_start_matches("http://")).unwrap();
+    conn.write_all(stalled_put.as_bytes()).unwrap();
+    std::thread::sleep(Duration::from_millis(300));
+    let started = Instant::now();
+    let status = api.stop();
+    assert!(status.success(), "{status:?}");
+    assert!(started.elapsed() < Duration::from_secs(5), "the stop took {:?}", started.elapsed());
+    assert!(api.log_lines().join("\n").contains("--shutdown-timeout 1s"), "{:?}", api.log_lines());
+}
+
+mod a_stalled_client_neither_holds_a_request_nor_a_stop {
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn sqlite() {
+        let t = crate::common::TestDb::create(crate::common::Backend::Sqlite).await.unwrap();
+        super::a_stalled_client_neither_holds_a_request_nor_a_stop(t).await;
     }
 }
