@@ -8,6 +8,7 @@ mod backfill;
 mod catalog;
 mod concurrency;
 mod db_cli;
+mod first_day;
 mod maintenance_cli;
 mod rolling_upgrade;
 mod scenarios;

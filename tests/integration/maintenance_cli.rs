@@ -72,7 +72,7 @@ async fn maintenance_commands_list_add_remove_with_spec_shapes(t: TestDb) {
 
     let released =
         json(&t.cli(&["--format", "json", "maintenance", "remove", "myNode", hold["uuid"].as_str().unwrap()]));
-    assert_eq!(released["uuid"], hold["uuid"]);
+    assert_eq!(released["released"][0]["uuid"], hold["uuid"], "the same shape as --all");
     let all = json(&t.cli(&["--format", "json", "maintenance", "remove", "myNode", "--all"]));
     assert_eq!(all["released"].as_array().unwrap().len(), 1);
     let shown = json(&t.cli(&["--format", "json", "node", "show", "myNode"]));
