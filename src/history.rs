@@ -5,7 +5,9 @@
 //! long identity never becomes a database error and is never lost.
 
 use crate::caller::Caller;
+use crate::masking::{self, EventShape};
 use crate::statements;
+use nodemaint_entity::Scope;
 use nodemaint_entity::node_history::{self, EVENT_TYPE_MAINTENANCE, PROJECT_MAX, USER_MAX};
 use nodemaint_entity::node_maintenance;
 use nodemaint_entity::vocab::iso8601;
@@ -108,6 +110,29 @@ pub struct HistoryView {
     pub event: Option<String>,
     pub user: Option<String>,
     pub project: Option<String>,
+}
+
+impl HistoryView {
+    /// This event as a caller holding `caller_scope` on a node with this
+    /// owner and lessee may see it: identities above its scope masked, as
+    /// the entry view masks them (see [`crate::masking`]).
+    pub fn for_caller(mut self, caller_scope: Scope, owner: Option<&str>, lessee: Option<&str>) -> HistoryView {
+        let shape = self.event.as_deref().and_then(masking::event_shape);
+        let actor = match shape {
+            Some(EventShape { entry_scope, asserted: true }) => entry_scope,
+            _ => masking::actor_scope(self.project.as_deref(), owner, lessee),
+        };
+        let hide_actor = masking::is_masked(caller_scope, actor);
+        let hide_asserter = shape.is_some_and(|s| masking::is_masked(caller_scope, s.entry_scope));
+        if hide_actor {
+            self.user = self.user.map(|_| masking::MASK.to_owned());
+            self.project = self.project.map(|_| masking::MASK.to_owned());
+        }
+        if shape.is_some() {
+            self.event = self.event.map(|text| masking::mask_event_text(&text, hide_asserter, hide_actor));
+        }
+        self
+    }
 }
 
 impl From<node_history::Model> for HistoryView {

@@ -388,7 +388,8 @@ impl Maintenance {
         .await
     }
 
-    /// The node's history, oldest first, at most `limit` newest rows.
+    /// The node's history, oldest first, at most `limit` newest rows, with
+    /// the identities above the caller's scope masked.
     pub async fn history(&self, caller: &Caller, ident: &str, limit: u64) -> Result<Vec<HistoryView>> {
         let locked = self.visible(&self.db, caller, ident).await?;
         self.policy.authorize(rules::HISTORY_GET, caller, &policy::node_target(&locked.node))?;
@@ -399,7 +400,11 @@ impl Maintenance {
             .all(&self.db)
             .await?;
         rows.reverse();
-        Ok(rows.into_iter().map(HistoryView::from).collect())
+        let (scope, node) = (locked.authority.scope, &locked.node);
+        Ok(rows
+            .into_iter()
+            .map(|row| HistoryView::from(row).for_caller(scope, node.owner.as_deref(), node.lessee.as_deref()))
+            .collect())
     }
 }
 

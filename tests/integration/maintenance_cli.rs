@@ -177,3 +177,54 @@ fn maintenance_and_history_help_have_examples() {
         assert!(stdout(&out).contains("Example:\n  nodemaint"), "{args:?}");
     }
 }
+
+/// History hides the identities the entry view hides: "lessees cannot
+/// enumerate operator identities" holds for `history list` too.
+async fn history_masks_the_identities_the_entry_view_masks(t: TestDb) {
+    prepared(&t).await;
+    let sys = ["--user", "op-secret"];
+    let owner = ["--project", "own1", "--user", "owner-user", "--roles", "member"];
+    let lessee = ["--project", "les1", "--user", "lessee-user", "--roles", "admin"];
+    let add = |who: &[&str], ty: &str| {
+        ok(&t.cli(&[&["maintenance", "add", "myNode", "--type", ty, "--reason", "r"][..], who].concat()));
+    };
+    add(&sys, "hardware_failure");
+    add(&owner, "operator_hold");
+    add(&lessee, "operator_hold");
+    // The owner releases the lessee's hold: an owner-scope actor on a lessee entry.
+    let listed = json(&t.cli(&["--format", "json", "maintenance", "list", "myNode"]));
+    let lessee_hold =
+        listed["maintenance"].as_array().unwrap().iter().find(|e| e["scope"] == "lessee").unwrap().clone();
+    ok(&t.cli(&[&["maintenance", "remove", "myNode", lessee_hold["uuid"].as_str().unwrap()][..], &owner].concat()));
+
+    let history = |who: &[&str]| {
+        let out = json(&t.cli(&[&["--format", "json", "history", "list", "myNode"][..], who].concat()));
+        out["history"].as_array().unwrap().clone()
+    };
+    let text = |events: &[serde_json::Value]| serde_json::to_string(events).unwrap();
+    // The system operator sees everyone.
+    let all = history(&["--user", "op2"]);
+    assert_eq!(all.len(), 4);
+    assert!(text(&all).contains("op-secret") && text(&all).contains("owner-user"));
+    // The owner: the operator masked everywhere, the lessee and itself in clear.
+    let seen = history(&owner);
+    assert!(!text(&seen).contains("op-secret"), "{}", text(&seen));
+    assert_eq!(seen[0]["user"], "******");
+    assert!(seen[0]["event"].as_str().unwrap().ends_with("by ****** (project ******)"), "{}", seen[0]["event"]);
+    assert!(text(&seen).contains("owner-user") && text(&seen).contains("lessee-user"));
+    // The lessee, under a policy that lets lessees read history: no operator, no owner.
+    let policy = std::env::temp_dir().join(format!("nodemaint_history_policy_{}.yaml", uuid::Uuid::new_v4().simple()));
+    std::fs::write(&policy, "\"baremetal:node:history:get\": \"role:reader\"\n").unwrap();
+    let seen = history(&[&lessee[..], &["--policy-file", policy.to_str().unwrap()]].concat());
+    std::fs::remove_file(&policy).ok();
+    assert!(!text(&seen).contains("op-secret") && !text(&seen).contains("owner-user"), "{}", text(&seen));
+    assert!(text(&seen).contains("lessee-user"));
+    // Its own hold's release: its own identity in clear, the releasing owner masked.
+    let release = seen.iter().find(|e| e["event"].as_str().unwrap().contains(" released ")).unwrap();
+    let event = release["event"].as_str().unwrap();
+    assert!(event.contains("asserted by lessee-user (project les1)"), "{event}");
+    assert!(event.ends_with("by ****** (project ******)"), "{event}");
+    assert_eq!((release["user"].as_str(), release["project"].as_str()), (Some("******"), Some("******")));
+}
+
+backend_tests!(history_masks_the_identities_the_entry_view_masks);
