@@ -4,6 +4,7 @@
 //! That is how `nodemaint node …` builds a fleet by hand, and how tests act
 //! as a not-yet-upgraded service.
 
+use crate::entry::check_reason;
 use crate::error::{Error, Result};
 use nodemaint_entity::vocab::iso8601;
 use nodemaint_entity::{node_history, nodes};
@@ -70,6 +71,35 @@ pub struct NewNode {
     pub maintenance_reason: Option<String>,
 }
 
+/// A value for one of Ironic's `VARCHAR(255)` node columns, checked before
+/// it reaches the database (which would refuse it with a driver error, or on
+/// SQLite keep it).
+fn check_field(flag: &str, value: Option<&str>) -> Result<()> {
+    if let Some(value) = value {
+        let chars = value.chars().count();
+        if chars > nodes::FIELD_MAX {
+            return Err(Error::BadRequest(format!(
+                "{flag} is {chars} characters long; Ironic's column holds at most {}",
+                nodes::FIELD_MAX
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// Refuses a name that is a uuid or belongs to another node.
+async fn check_name<C: ConnectionTrait>(db: &C, name: &str, except_id: Option<i32>) -> Result<()> {
+    check_field("--name", Some(name))?;
+    if uuid::Uuid::try_parse(name).is_ok() {
+        return Err(Error::BadRequest(format!("node name `{name}` looks like a uuid; pick another name")));
+    }
+    let taken = nodes::Entity::find().filter(nodes::Column::Name.eq(name)).one(db).await?;
+    if taken.is_some_and(|n| Some(n.id) != except_id) {
+        return Err(Error::Conflict(format!("a node named `{name}` already exists")));
+    }
+    Ok(())
+}
+
 pub async fn create<C: ConnectionTrait>(db: &C, new: NewNode) -> Result<nodes::Model> {
     let uuid = match new.uuid {
         Some(u) => uuid::Uuid::try_parse(&u)
@@ -77,13 +107,11 @@ pub async fn create<C: ConnectionTrait>(db: &C, new: NewNode) -> Result<nodes::M
             .to_string(),
         None => uuid::Uuid::new_v4().to_string(),
     };
+    check_field("--owner", new.owner.as_deref())?;
+    check_field("--lessee", new.lessee.as_deref())?;
+    check_reason(new.maintenance_reason.as_deref())?;
     if let Some(name) = &new.name {
-        if uuid::Uuid::try_parse(name).is_ok() {
-            return Err(Error::BadRequest(format!("node name `{name}` looks like a uuid; pick another name")));
-        }
-        if nodes::Entity::find().filter(nodes::Column::Name.eq(name.as_str())).one(db).await?.is_some() {
-            return Err(Error::Conflict(format!("a node named `{name}` already exists")));
-        }
+        check_name(db, name, None).await?;
     }
     let model = nodes::ActiveModel {
         uuid: Set(Some(uuid)),
@@ -131,6 +159,12 @@ pub struct NodeChange {
 
 pub async fn set<C: ConnectionTrait>(db: &C, ident: &str, change: NodeChange) -> Result<nodes::Model> {
     let node = find(db, ident).await?;
+    check_field("--owner", change.owner.as_ref().and_then(Option::as_deref))?;
+    check_field("--lessee", change.lessee.as_ref().and_then(Option::as_deref))?;
+    check_reason(change.reason.as_deref())?;
+    if let Some(name) = &change.name {
+        check_name(db, name, Some(node.id)).await?;
+    }
     let mut active: nodes::ActiveModel = node.clone().into();
     if let Some(name) = change.name {
         active.name = Set(Some(name));

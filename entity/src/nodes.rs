@@ -4,6 +4,9 @@
 use sea_orm::entity::prelude::*;
 use serde::Serialize;
 
+/// Ironic's `nodes.name`, `owner` and `lessee` are `VARCHAR(255)`.
+pub const FIELD_MAX: usize = 255;
+
 #[derive(Clone, Debug, PartialEq, Eq, DeriveEntityModel, Serialize)]
 #[sea_orm(table_name = "nodes")]
 pub struct Model {
