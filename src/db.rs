@@ -46,14 +46,28 @@ pub fn normalize_url(url: &str) -> Result<String> {
             return Err(bad_url(url, &format!("scheme `{scheme}` is not sqlite, postgres or mysql")));
         }
     };
-    if base != "sqlite" {
+    if base == "sqlite" {
+        let path = normalized.trim_start_matches("sqlite:").trim_start_matches("//");
+        if path.split('?').next().unwrap_or("").is_empty() {
+            return Err(bad_url(
+                url,
+                "it names no file; use e.g. sqlite://nodemaint.db or sqlite:///var/lib/nodemaint.db",
+            ));
+        }
+    } else {
         let Some(after) = normalized.split_once("://").map(|(_, a)| a) else {
             return Err(bad_url(url, "expected SCHEME://[USER[:PASSWORD]@]HOST[:PORT]/DATABASE"));
         };
-        let host = after.rsplit_once('@').map(|(_, h)| h).unwrap_or(after);
-        let host = host.split('/').next().unwrap_or("");
+        let after = after.split('?').next().unwrap_or("");
+        let host_and_path = after.rsplit_once('@').map(|(_, h)| h).unwrap_or(after);
+        let (host, database) = host_and_path.split_once('/').unwrap_or((host_and_path, ""));
         if host.is_empty() {
             return Err(bad_url(url, "it names no host"));
+        }
+        // Without one, PostgreSQL would connect to the user's own database
+        // (often the `postgres` system database) and MySQL to none.
+        if database.is_empty() {
+            return Err(bad_url(url, "it names no database; add /DATABASE, e.g. /ironic"));
         }
         if let Some((_, port)) = host.rsplit_once(':')
             && port.parse::<u16>().is_err()
@@ -93,6 +107,19 @@ pub fn backend_of(url: &str) -> DbBackend {
     }
 }
 
+/// What a command does with the database, which decides how an SQLite
+/// file is opened (servers do not care).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Access {
+    /// May create the file (`db upgrade`, and the library's default).
+    Create,
+    /// Writes to an existing file.
+    ReadWrite,
+    /// Only reads: opened read-only, so a read-only file (or a replica's
+    /// copy) can be inspected, and a missing one is not created.
+    ReadOnly,
+}
+
 /// Opens a pool on `url` (already normalized) and checks it answers.
 /// SQLite files are created if missing, in WAL mode with a long busy timeout.
 pub async fn connect(url: &str) -> Result<DatabaseConnection> {
@@ -102,6 +129,19 @@ pub async fn connect(url: &str) -> Result<DatabaseConnection> {
 /// [`connect`] with a pool of at most `max_connections` (an API service
 /// sizes it to its workers); the default is sea-orm's, and 4 on SQLite.
 pub async fn connect_with(url: &str, max_connections: Option<u32>) -> Result<DatabaseConnection> {
+    connect_for(url, max_connections, Access::Create).await
+}
+
+/// [`connect_with`] for a command that needs only `access`.
+pub async fn connect_for(url: &str, max_connections: Option<u32>, access: Access) -> Result<DatabaseConnection> {
+    if access != Access::Create
+        && let Some(path) = nodemaint_migration::lock::sqlite_path(url)
+        && !std::path::Path::new(&path).exists()
+    {
+        return Err(Error::Schema(format!(
+            "there is no database at {path}; `nodemaint db upgrade` creates it, or fix --database-url"
+        )));
+    }
     let mut options = ConnectOptions::new(url.to_owned());
     options
         .sqlx_logging(false)
@@ -112,12 +152,17 @@ pub async fn connect_with(url: &str, max_connections: Option<u32>) -> Result<Dat
         // PostgreSQL). Only a connection idle this long, which a server,
         // proxy or firewall may have dropped, is checked first.
         .test_before_acquire_if_idle_for(POOL_PING_AFTER_IDLE)
-        .map_sqlx_sqlite_opts(|o: SqliteConnectOptions| {
-            o.create_if_missing(true)
+        .map_sqlx_sqlite_opts(move |o: SqliteConnectOptions| {
+            let o = o
                 .busy_timeout(SQLITE_BUSY_TIMEOUT)
-                .journal_mode(SqliteJournalMode::Wal)
                 .foreign_keys(true)
-                .pragma("cache_size", format!("-{SQLITE_CACHE_KIB}"))
+                .pragma("cache_size", format!("-{SQLITE_CACHE_KIB}"));
+            match access {
+                // Switching to WAL is a write: a read-only open keeps the file's mode.
+                Access::ReadOnly => o.read_only(true),
+                Access::ReadWrite => o.journal_mode(SqliteJournalMode::Wal),
+                Access::Create => o.create_if_missing(true).journal_mode(SqliteJournalMode::Wal),
+            }
         });
     if let Some(max) = max_connections {
         options.max_connections(max.max(1));
@@ -199,6 +244,10 @@ mod tests {
             ("oracle://h/db", "scheme `oracle`"),
             ("postgres://u@h:port/db", "port `port`"),
             ("mysql:///db", "no host"),
+            ("mysql://root@host:3306", "names no database"),
+            ("postgres://u@h/", "names no database"),
+            ("postgresql://u@h:5432?sslmode=disable", "names no database"),
+            ("sqlite://", "names no file"),
         ] {
             let e = normalize_url(url).unwrap_err();
             assert_eq!(e.exit_code(), 3, "{url}");

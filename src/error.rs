@@ -3,6 +3,7 @@
 //! and its message is one line that names the problem and what to do.
 
 use sea_orm::DbErr;
+use sea_orm::sqlx;
 use std::fmt;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -23,6 +24,9 @@ pub enum Error {
     Schema(String),
     /// Another process held a lock past the timeout.
     LockTimeout(String),
+    /// The database user lacks a privilege the command needs (or an SQLite
+    /// file is read-only); the message names it.
+    Privileges(String),
     /// Any other database failure. Nothing was written (the transaction rolled back).
     Database(String),
 }
@@ -38,7 +42,7 @@ impl Error {
             Error::NotFound(_) => 404,
             Error::Conflict(_) => 409,
             Error::Unreachable(_) | Error::LockTimeout(_) => 503,
-            Error::Config(_) | Error::Schema(_) | Error::Database(_) => 500,
+            Error::Config(_) | Error::Schema(_) | Error::Database(_) | Error::Privileges(_) => 500,
         }
     }
 
@@ -46,7 +50,7 @@ impl Error {
     pub fn exit_code(&self) -> u8 {
         match self {
             Error::Config(_) => 3,
-            Error::Unreachable(_) => 4,
+            Error::Unreachable(_) | Error::Privileges(_) => 4,
             Error::Schema(_) => 5,
             Error::LockTimeout(_) => 6,
             Error::NotFound(_) => 7,
@@ -67,6 +71,7 @@ impl Error {
             | Error::Unreachable(m)
             | Error::Schema(m)
             | Error::LockTimeout(m)
+            | Error::Privileges(m)
             | Error::Database(m) => m,
         }
     }
@@ -102,8 +107,43 @@ pub fn describe(e: &DbErr) -> String {
     one_line(text)
 }
 
+/// The server's own error inside a sea-orm error, when there is one.
+pub fn database_error(e: &DbErr) -> Option<&(dyn sqlx::error::DatabaseError + 'static)> {
+    use sea_orm::RuntimeErr;
+    match e {
+        DbErr::Exec(RuntimeErr::SqlxError(inner))
+        | DbErr::Query(RuntimeErr::SqlxError(inner))
+        | DbErr::Conn(RuntimeErr::SqlxError(inner)) => match inner.as_ref() {
+            sqlx::Error::Database(db) => Some(db.as_ref()),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// Whether the server refused for want of a privilege: PostgreSQL's
+/// SQLSTATE 42501, MySQL's 1142/1143 (command or column denied), or an
+/// SQLite file opened read-only (SQLITE_READONLY and its extended codes).
+fn is_privilege_error(db: &dyn sqlx::error::DatabaseError) -> bool {
+    if let Some(mysql) = db.try_downcast_ref::<sqlx::mysql::MySqlDatabaseError>() {
+        return matches!(mysql.number(), 1142 | 1143 | 1044 | 1227);
+    }
+    if db.try_downcast_ref::<sqlx::sqlite::SqliteError>().is_some() {
+        return db.code().and_then(|c| c.parse::<i32>().ok()).is_some_and(|c| c & 0xff == 8);
+    }
+    db.code().as_deref() == Some("42501")
+}
+
 impl From<DbErr> for Error {
     fn from(e: DbErr) -> Self {
+        if let Some(db) = database_error(&e)
+            && is_privilege_error(db)
+        {
+            return Error::Privileges(format!(
+                "the database refused: {}; grant the database user the privilege named (Ironic's own database user has them all), or for SQLite make the file writable; nothing was changed",
+                describe(&e)
+            ));
+        }
         match &e {
             DbErr::Conn(_) | DbErr::ConnectionAcquire(_) => {
                 Error::Unreachable(format!("lost the database connection: {}", describe(&e)))

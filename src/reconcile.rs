@@ -149,22 +149,32 @@ fn note(kind: DriftKind, pinned: bool) -> &'static str {
 /// Runs a reconciliation under the reconcile lock.
 pub async fn reconcile(db: &DatabaseConnection, url: &str, mut options: ReconcileOptions) -> Result<ReconcileReport> {
     schema::require_maintenance_table(db, url).await?;
-    let on_wait = std::mem::replace(&mut options.on_wait, Box::new(|| {}));
-    let guard = lock::acquire(url, db.get_database_backend(), RECONCILE_LOCK, options.lock_timeout, on_wait)
-        .await
-        .map_err(|e| match e {
-            LockError::Timeout { waited, .. } => Error::LockTimeout(format!(
-                "another nodemaint reconcile held the reconcile lock on {} for {}s; it is doing this work already",
-                crate::db::redact(url),
-                waited.as_secs()
-            )),
-            LockError::Db(e) => Error::from(e),
-            LockError::Io(m) => Error::Config(m),
-        })?;
+    // A dry run writes nothing, so it neither waits for a running reconcile
+    // nor needs to write a lock file (a read-only SQLite file can be checked).
+    let guard = if options.dry_run {
+        None
+    } else {
+        let on_wait = std::mem::replace(&mut options.on_wait, Box::new(|| {}));
+        let guard = lock::acquire(url, db.get_database_backend(), RECONCILE_LOCK, options.lock_timeout, on_wait)
+            .await
+            .map_err(|e| match e {
+                LockError::Timeout { waited, .. } => Error::LockTimeout(format!(
+                    "another nodemaint reconcile held the reconcile lock on {} for {}s; it is doing this work already",
+                    crate::db::redact(url),
+                    waited.as_secs()
+                )),
+                LockError::Db(e) => Error::from(e),
+                LockError::Io(m) => Error::Config(m),
+            })?;
+        Some(guard)
+    };
     let pinned = options.pinned.is_some();
     let started = std::time::Instant::now();
     let result = run(db, &options, pinned).await;
-    let released = guard.release().await;
+    let released = match guard {
+        Some(guard) => guard.release().await,
+        None => Ok(()),
+    };
     let tally = result?;
     released?;
     tracing::info!(

@@ -177,6 +177,12 @@ pub async fn downgrade(
     lock_timeout: Duration,
     on_wait: Box<dyn FnOnce() + Send>,
 ) -> Result<Vec<String>> {
+    require_upgradable(db, url).await?;
+    // Nothing nodemaint applied: nothing to roll back, and nothing (not even
+    // the migrations table or a lock file) is created to find that out.
+    if !probe::tables(db).await?.iter().any(|t| t == MIGRATION_TABLE) {
+        return Ok(Vec::new());
+    }
     let guard = take_lock(db, url, lock_timeout, on_wait).await?;
     let result = async {
         let applied: Vec<String> =

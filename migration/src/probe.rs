@@ -39,9 +39,14 @@ pub async fn columns<C: ConnectionTrait>(db: &C, table: &str) -> Result<Vec<Stri
     let backend = db.get_database_backend();
     let sql = match backend {
         DbBackend::Sqlite => format!("SELECT name FROM pragma_table_info('{table}')"),
+        // The catalog, not information_schema, which lists only the columns
+        // the user has privileges on: a user without grants would make
+        // Ironic's own table look foreign.
         DbBackend::Postgres => format!(
-            "SELECT column_name::text FROM information_schema.columns \
-             WHERE table_schema = current_schema() AND table_name = '{table}'"
+            "SELECT a.attname::text FROM pg_catalog.pg_attribute a \
+             JOIN pg_catalog.pg_class c ON c.oid = a.attrelid \
+             JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace \
+             WHERE n.nspname = current_schema() AND c.relname = '{table}' AND a.attnum > 0 AND NOT a.attisdropped"
         ),
         _ => format!(
             "SELECT CAST(column_name AS CHAR) FROM information_schema.columns \
@@ -55,8 +60,32 @@ pub async fn columns<C: ConnectionTrait>(db: &C, table: &str) -> Result<Vec<Stri
         .collect()
 }
 
+/// MySQL's SQLSTATE for "table doesn't exist" (error 1146).
+const NO_SUCH_TABLE: &str = "42S02";
+
+/// The SQLSTATE of a server error.
+fn sql_state(e: &DbErr) -> Option<String> {
+    match e {
+        DbErr::Exec(sea_orm::RuntimeErr::SqlxError(inner)) => match inner.as_ref() {
+            sea_orm::sqlx::Error::Database(db) => db.code().map(|c| c.into_owned()),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
 pub async fn classify<C: ConnectionTrait>(db: &C) -> Result<DatabaseKind, DbErr> {
     let tables = tables(db).await?;
+    if !tables.iter().any(|t| t == "nodes") && db.get_database_backend() == DbBackend::MySql {
+        // MySQL lists only the tables the user has privileges on: read
+        // `nodes` itself, so a user without grants gets the server's "SELECT
+        // command denied" instead of an empty-looking database.
+        if let Err(e) = db.execute_unprepared("SELECT 1 FROM nodes WHERE 1 = 0").await
+            && sql_state(&e).as_deref() != Some(NO_SUCH_TABLE)
+        {
+            return Err(e);
+        }
+    }
     if !tables.iter().any(|t| t == "nodes") {
         let others: Vec<&String> = tables.iter().filter(|t| !t.starts_with("nodemaint_")).collect();
         return Ok(if others.is_empty() {

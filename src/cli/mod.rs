@@ -10,6 +10,7 @@ use args::{
     ReconcileArgs, ServeArgs, UpgradeCommand,
 };
 use nodemaint::config::Config;
+use nodemaint::db::Access;
 use nodemaint::{Caller, Error, Maintenance, NewEntry, Policy, Result, db, entry, fleet, nodes, schema};
 use render::Output;
 use sea_orm::DatabaseConnection;
@@ -121,7 +122,8 @@ fn pin_from(flag: &Option<String>, global: &Global) -> Result<Option<String>> {
 
 async fn upgrade_check(global: &Global, pin: &Option<String>, out: &Output) -> Result<u8> {
     let pinned = pin_from(pin, global)?;
-    let (db, _) = open(global).await?;
+    let (db, url) = open(global, Access::ReadOnly).await?;
+    schema::require_upgradable(&db, &url).await?;
     let ctx = std::sync::Arc::new(nodemaint_checks::Context::new(db, pinned));
     let report = nodemaint_checks::run(ctx, nodemaint_checks::checks::ALL).await;
     out.checks(&report);
@@ -131,7 +133,7 @@ async fn upgrade_check(global: &Global, pin: &Option<String>, out: &Output) -> R
 async fn reconcile(args: &ReconcileArgs, global: &Global, out: &Output) -> Result<u8> {
     let ReconcileArgs { dry_run, batch_size, max_count, pin_release_version, lock_timeout } = args;
     let pinned = pin_from(pin_release_version, global)?;
-    let (conn, url) = open(global).await?;
+    let (conn, url) = open(global, if *dry_run { Access::ReadOnly } else { Access::ReadWrite }).await?;
     let quiet = out.quiet;
     let shown = db::redact(&url);
     let timeout = *lock_timeout;
@@ -197,16 +199,18 @@ fn policy_from(policy_file: Option<&std::path::PathBuf>, global: &Global) -> Res
     Ok(policy)
 }
 
-async fn service(global: &Global, caller: &CallerArgs) -> Result<Maintenance> {
+async fn service(global: &Global, caller: &CallerArgs, access: Access) -> Result<Maintenance> {
     let policy = policy_from(caller.policy_file.as_ref(), global)?;
-    let (conn, url) = open(global).await?;
+    let (conn, url) = open(global, access).await?;
     schema::require_maintenance_table(&conn, &url).await?;
     Ok(Maintenance::new(conn, policy))
 }
 
-async fn open(global: &Global) -> Result<(DatabaseConnection, String)> {
+/// Connects for what the command does: only `db upgrade` creates an SQLite
+/// file, and commands that only read open it read-only.
+async fn open(global: &Global, access: Access) -> Result<(DatabaseConnection, String)> {
     let url = database_url(global)?;
-    let conn = db::connect(&url).await?;
+    let conn = db::connect_for(&url, None, access).await?;
     Ok((conn, url))
 }
 
@@ -241,7 +245,7 @@ async fn dispatch(cli: &Cli, out: &Output) -> Result<u8> {
 async fn serve(args: &ServeArgs, global: &Global) -> Result<()> {
     let policy = policy_from(args.policy_file.as_ref(), global)?;
     let url = database_url(global)?;
-    let conn = db::connect_with(&url, Some(args.db_max_connections)).await?;
+    let conn = db::connect_for(&url, Some(args.db_max_connections), Access::ReadWrite).await?;
     schema::require_maintenance_table(&conn, &url).await?;
     let options = crate::server::ServeOptions {
         bind: args.bind,
@@ -256,17 +260,18 @@ async fn serve(args: &ServeArgs, global: &Global) -> Result<()> {
 async fn maintenance_command(cmd: &MaintenanceCommand, global: &Global, out: &Output) -> Result<()> {
     match cmd {
         MaintenanceCommand::List { node, caller } => {
-            let entries = service(global, caller).await?.list(&caller_from(caller), node).await?;
+            let entries = service(global, caller, Access::ReadOnly).await?.list(&caller_from(caller), node).await?;
             out.entries(&entries);
         }
         MaintenanceCommand::Add { node, entry_type, reason, extra, caller } => {
             let extra = extra.as_deref().map(entry::parse_extra_arg).transpose()?;
             let request = NewEntry { entry_type: entry_type.clone(), reason: read_reason(reason)?, extra };
-            let created = service(global, caller).await?.add(&caller_from(caller), node, request).await?;
+            let created =
+                service(global, caller, Access::ReadWrite).await?.add(&caller_from(caller), node, request).await?;
             out.entry(&created);
         }
         MaintenanceCommand::Remove { node, entry, all, caller } => {
-            let svc = service(global, caller).await?;
+            let svc = service(global, caller, Access::ReadWrite).await?;
             match (entry, all) {
                 // The same shape as --all: what was released.
                 (Some(uuid), false) => out.released(&[svc.release(&caller_from(caller), node, uuid).await?]),
@@ -274,12 +279,15 @@ async fn maintenance_command(cmd: &MaintenanceCommand, global: &Global, out: &Ou
             }
         }
         MaintenanceCommand::Set { node, reason, caller } => {
-            let entry =
-                service(global, caller).await?.legacy_set(&caller_from(caller), node, read_reason(reason)?).await?;
+            let entry = service(global, caller, Access::ReadWrite)
+                .await?
+                .legacy_set(&caller_from(caller), node, read_reason(reason)?)
+                .await?;
             out.entry(&entry);
         }
         MaintenanceCommand::Unset { node, caller } => {
-            let released = service(global, caller).await?.legacy_unset(&caller_from(caller), node).await?;
+            let released =
+                service(global, caller, Access::ReadWrite).await?.legacy_unset(&caller_from(caller), node).await?;
             out.released(&released);
         }
     }
@@ -289,7 +297,7 @@ async fn maintenance_command(cmd: &MaintenanceCommand, global: &Global, out: &Ou
 async fn history_command(cmd: &HistoryCommand, global: &Global, out: &Output) -> Result<()> {
     match cmd {
         HistoryCommand::List { node, limit, caller } => {
-            let svc = service(global, caller).await?;
+            let svc = service(global, caller, Access::ReadOnly).await?;
             out.history(&svc.history(&caller_from(caller), node, *limit).await?);
         }
     }
@@ -299,7 +307,7 @@ async fn history_command(cmd: &HistoryCommand, global: &Global, out: &Output) ->
 async fn db_command(cmd: &DbCommand, global: &Global, out: &Output) -> Result<()> {
     match cmd {
         DbCommand::Upgrade { lock_timeout, batch_size } => {
-            let (conn, url) = open(global).await?;
+            let (conn, url) = open(global, Access::Create).await?;
             let options = schema::UpgradeOptions {
                 lock_timeout: Duration::from_secs(*lock_timeout),
                 batch_size: *batch_size,
@@ -311,7 +319,8 @@ async fn db_command(cmd: &DbCommand, global: &Global, out: &Output) -> Result<()
             Ok(())
         }
         DbCommand::Status => {
-            let (conn, _) = open(global).await?;
+            let (conn, url) = open(global, Access::ReadOnly).await?;
+            schema::require_upgradable(&conn, &url).await?;
             out.migrations(&schema::status(&conn).await?);
             Ok(())
         }
@@ -321,7 +330,7 @@ async fn db_command(cmd: &DbCommand, global: &Global, out: &Output) -> Result<()
                     "downgrading {steps} migration(s) drops node_maintenance data; re-run with --yes to confirm"
                 )));
             }
-            let (conn, url) = open(global).await?;
+            let (conn, url) = open(global, Access::ReadWrite).await?;
             let rolled_back = schema::downgrade(
                 &conn,
                 &url,
@@ -365,7 +374,8 @@ fn optional_field(value: &Option<String>) -> Option<Option<String>> {
 }
 
 async fn node_command(cmd: &NodeCommand, global: &Global, out: &Output) -> Result<()> {
-    let (conn, url) = open(global).await?;
+    let read_only = matches!(cmd, NodeCommand::List { .. } | NodeCommand::Show { .. });
+    let (conn, url) = open(global, if read_only { Access::ReadOnly } else { Access::ReadWrite }).await?;
     schema::require_nodes_table(&conn, &url).await?;
     match cmd {
         NodeCommand::Create { name, uuid, owner, lessee, maintenance, reason } => {
@@ -412,7 +422,7 @@ async fn node_command(cmd: &NodeCommand, global: &Global, out: &Output) -> Resul
 async fn fleet_command(cmd: &FleetCommand, global: &Global, out: &Output) -> Result<()> {
     match cmd {
         FleetCommand::Seed { nodes: count, maintained_fraction, seed } => {
-            let (conn, url) = open(global).await?;
+            let (conn, url) = open(global, Access::ReadWrite).await?;
             schema::require_nodes_table(&conn, &url).await?;
             let bar = progress::bar(out.quiet);
             let report = fleet::seed(&conn, *count, *maintained_fraction, *seed, bar.as_ref()).await?;

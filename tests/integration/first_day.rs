@@ -59,7 +59,7 @@ async fn quiet_prints_nothing_on_success_and_verbose_logs_the_work(t: TestDb) {
         1
     );
 
-    let verbose = t.cli(&["-v", "reconcile", "--dry-run"]);
+    let verbose = t.cli(&["-v", "reconcile"]);
     let log = stderr(&verbose);
     assert!(log.contains("lock taken") && log.contains("reconcile done in"), "{log}");
     assert!(log.contains("nodemaint reconcile finished in"), "{log}");
@@ -213,15 +213,20 @@ async fn over_long_values_are_bad_input_not_database_errors(t: TestDb) {
     assert_eq!(taken.status.code(), Some(9), "{}", stderr(&taken));
     let db = t.connect().await;
     assert_eq!(count(&db, "SELECT COUNT(*) FROM nodes").await, 2);
-    assert_eq!(count(&db, "SELECT COUNT(*) FROM nodes WHERE maintenance_reason IS NOT NULL OR lessee IS NOT NULL").await, 0);
+    assert_eq!(
+        count(&db, "SELECT COUNT(*) FROM nodes WHERE maintenance_reason IS NOT NULL OR lessee IS NOT NULL").await,
+        0
+    );
     assert_eq!(count(&db, "SELECT COUNT(*) FROM node_maintenance").await, 0);
 
     // A reason an old Ironic service already stored is copied verbatim by
     // reconcile, whatever its length (ARCHITECTURE.md, "Over-long legacy reasons").
     let stored = "s".repeat(20_000);
-    db.execute_unprepared(&format!("UPDATE nodes SET maintenance = true, maintenance_reason = '{stored}' WHERE name = 'myNode'"))
-        .await
-        .unwrap();
+    db.execute_unprepared(&format!(
+        "UPDATE nodes SET maintenance = true, maintenance_reason = '{stored}' WHERE name = 'myNode'"
+    ))
+    .await
+    .unwrap();
     ok(&t.cli(&["-q", "reconcile"]));
     assert_eq!(count(&db, &format!("SELECT COUNT(*) FROM node_maintenance WHERE reason = '{stored}'")).await, 1);
     let again = t.cli(&["reconcile", "--dry-run"]);
@@ -229,3 +234,175 @@ async fn over_long_values_are_bad_input_not_database_errors(t: TestDb) {
 }
 
 backend_tests!(over_long_values_are_bad_input_not_database_errors);
+
+/// Every command refuses a database that is neither Ironic's nor nodemaint's
+/// (exit 5; upgrade check 255, reconcile 2) and creates nothing in it.
+#[test]
+fn a_foreign_database_is_refused_by_every_command_and_left_untouched() {
+    let dir = tempdir();
+    let file = dir.join("foreign.db");
+    let url = format!("sqlite://{}", file.display());
+    let made = std::process::Command::new("python3")
+        .args([
+            "-c",
+            "import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); c.execute('CREATE TABLE foo (x)'); c.commit()",
+        ])
+        .arg(&file)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    for (args, code) in [
+        (vec!["db", "status"], 5),
+        (vec!["db", "downgrade", "--steps", "1", "--yes"], 5),
+        (vec!["db", "upgrade"], 5),
+        (vec!["node", "list"], 5),
+        (vec!["maintenance", "list", "x"], 5),
+        (vec!["upgrade", "check"], 255),
+        (vec!["reconcile", "--dry-run"], 2),
+    ] {
+        let out = nodemaint_cmd(&url, &args).output().unwrap();
+        assert_eq!(out.status.code(), Some(code), "{args:?}: {}{}", stdout(&out), stderr(&out));
+        let said = format!("{}{}", stdout(&out), stderr(&out));
+        assert!(said.contains("is not an Ironic or nodemaint database"), "{args:?}: {said}");
+    }
+    let tables = std::process::Command::new("python3")
+        .args(["-c", "import sqlite3,sys; print(sorted(r[0] for r in sqlite3.connect(sys.argv[1]).execute(\"SELECT name FROM sqlite_master WHERE type='table'\")))"])
+        .arg(&file)
+        .output()
+        .unwrap();
+    assert_eq!(stdout(&tables).trim(), "['foo']");
+    let left: Vec<_> =
+        std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).collect();
+    assert!(!left.iter().any(|f| f.contains("lock")), "no lock file: {left:?}");
+}
+
+/// A missing SQLite file is created by `db upgrade` alone; a URL without a
+/// database is a configuration error (3) naming what is missing.
+#[test]
+fn only_db_upgrade_creates_a_database_and_urls_must_name_one() {
+    let dir = tempdir();
+    let file = dir.join("missing.db");
+    let url = format!("sqlite://{}", file.display());
+    for args in [vec!["db", "status"], vec!["node", "list"], vec!["db", "downgrade", "--steps", "1", "--yes"]] {
+        let out = nodemaint_cmd(&url, &args).output().unwrap();
+        assert_eq!(out.status.code(), Some(5), "{args:?}: {}", stderr(&out));
+        assert!(stderr(&out).contains("there is no database at"), "{}", stderr(&out));
+        assert!(!file.exists(), "{args:?} created {}", file.display());
+    }
+    for url in ["mysql://root@127.0.0.1:3306", "postgres://postgres@127.0.0.1:5432", "sqlite://"] {
+        let out = nodemaint_cmd(url, &["db", "status"]).output().unwrap();
+        assert_eq!(out.status.code(), Some(3), "{url}: {}", stderr(&out));
+        assert!(stderr(&out).contains("names no"), "{url}: {}", stderr(&out));
+    }
+}
+
+/// A read-only SQLite file can be inspected by the commands that only read;
+/// a write is refused with what to do (exit 4), not a driver message.
+#[test]
+fn a_read_only_sqlite_file_can_be_read() {
+    if stdout(&std::process::Command::new("id").arg("-u").output().unwrap()).trim() != "0" {
+        panic!("this test drops to another user with setpriv and must run as root, as CI does");
+    }
+    let dir = tempdir();
+    let file = dir.join("ro.db");
+    let url = format!("sqlite://{}", file.display());
+    ok(&nodemaint_cmd(&url, &["-q", "db", "upgrade"]).output().unwrap());
+    ok(&nodemaint_cmd(&url, &["-q", "node", "create", "--name", "n1", "--maintenance", "--reason", "r"])
+        .output()
+        .unwrap());
+    // The directory stays open for SQLite's -shm and -wal files; the database itself is 0444.
+    let chmod = |mode: &str, path: &std::path::Path| {
+        assert!(std::process::Command::new("chmod").arg(mode).arg(path).status().unwrap().success());
+    };
+    chmod("0777", &dir);
+    chmod("0444", &file);
+    let as_nobody = |args: &[&str]| {
+        std::process::Command::new("setpriv")
+            .args([
+                "--reuid=65534",
+                "--regid=65534",
+                "--clear-groups",
+                env!("CARGO_BIN_EXE_nodemaint"),
+                "--database-url",
+                &url,
+            ])
+            .args(args)
+            .env_remove("NODEMAINT_CONFIG")
+            .output()
+            .unwrap()
+    };
+    for args in [vec!["db", "status"], vec!["node", "list"], vec!["node", "show", "n1"], vec!["reconcile", "--dry-run"]]
+    {
+        let out = as_nobody(&args);
+        assert!(matches!(out.status.code(), Some(0 | 1)), "{args:?}: exit {:?}: {}", out.status.code(), stderr(&out));
+    }
+    let check = as_nobody(&["upgrade", "check"]);
+    assert!(matches!(check.status.code(), Some(0..=2)), "{}", stderr(&check));
+    let write = as_nobody(&["node", "create", "--name", "n2"]);
+    assert_eq!(write.status.code(), Some(4), "{}", stderr(&write));
+    assert!(stderr(&write).contains("make the file writable"), "{}", stderr(&write));
+}
+
+/// A database user without grants on Ironic's tables is told that it lacks
+/// a privilege, and which, rather than that the database is not Ironic's.
+async fn a_user_without_privileges_is_told_which_it_lacks(t: TestDb) {
+    use crate::common::Backend;
+    ok(&t.cli(&["-q", "db", "upgrade"]));
+    ok(&t.cli(&["-q", "node", "create", "--name", "n1"]));
+    let db = t.connect().await;
+    let user = format!("nm_noperm_{}", &uuid::Uuid::new_v4().simple().to_string()[..12]);
+    let database = t.url.rsplit('/').next().unwrap().to_owned();
+    let (server, _) = t.url.rsplit_once('/').unwrap();
+    let (create, drop): (Vec<String>, Vec<String>) = match t.backend {
+        Backend::Postgres => (vec![format!("CREATE ROLE {user} LOGIN")], vec![format!("DROP ROLE IF EXISTS {user}")]),
+        Backend::Mysql => (
+            // Connecting needs some privilege on the database: one table, not `nodes`.
+            vec![
+                format!("CREATE USER '{user}'@'%'"),
+                format!("GRANT SELECT ON {database}.node_history TO '{user}'@'%'"),
+            ],
+            vec![format!("DROP USER IF EXISTS '{user}'@'%'")],
+        ),
+        Backend::Sqlite => unreachable!("SQLite has no users"),
+    };
+    for sql in &create {
+        db.execute_unprepared(sql).await.unwrap();
+    }
+    let scheme_and_host = server.split_once("://").map(|(s, h)| (s, h.rsplit_once('@').map_or(h, |(_, h)| h))).unwrap();
+    let url = format!("{}://{user}@{}/{database}", scheme_and_host.0, scheme_and_host.1);
+    let node_list = nodemaint_cmd(&url, &["node", "list"]).output().unwrap();
+    let check = nodemaint_cmd(&url, &["upgrade", "check"]).output().unwrap();
+    db.close().await.ok();
+    let admin = t.connect().await;
+    for sql in &drop {
+        admin.execute_unprepared(sql).await.ok();
+    }
+    assert_eq!(node_list.status.code(), Some(4), "{}", stderr(&node_list));
+    let said = stderr(&node_list);
+    assert!(
+        said.contains("nodes") && (said.contains("permission denied") || said.contains("command denied")),
+        "{said}"
+    );
+    assert!(said.contains("grant the database user"), "{said}");
+    assert!(!said.contains("is not an Ironic"), "{said}");
+    // Either the checks cannot start (255) or the checks that read the
+    // tables fail (2); both say which privilege is missing.
+    let said = format!("{}{}", stdout(&check), stderr(&check));
+    assert!(matches!(check.status.code(), Some(2 | 255)), "{said}");
+    assert!(said.contains("permission denied") || said.contains("command denied"), "{said}");
+}
+
+mod a_user_without_privileges_is_told_which_it_lacks {
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn postgres() {
+        if let Some(t) = crate::common::TestDb::create(crate::common::Backend::Postgres).await {
+            super::a_user_without_privileges_is_told_which_it_lacks(t).await;
+        }
+    }
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn mysql() {
+        if let Some(t) = crate::common::TestDb::create(crate::common::Backend::Mysql).await {
+            super::a_user_without_privileges_is_told_which_it_lacks(t).await;
+        }
+    }
+}
