@@ -139,7 +139,7 @@ pub async fn connect_for(url: &str, max_connections: Option<u32>, access: Access
         && !std::path::Path::new(&path).exists()
     {
         return Err(Error::Schema(format!(
-            "there is no database at {path}; `nodemaint db upgrade` creates it, or fix --database-url"
+            "there is no database at {path} yet; run `nodemaint db upgrade` first (it creates it), or fix --database-url"
         )));
     }
     let mut options = ConnectOptions::new(url.to_owned());
@@ -159,8 +159,8 @@ pub async fn connect_for(url: &str, max_connections: Option<u32>, access: Access
                 .pragma("cache_size", format!("-{SQLITE_CACHE_KIB}"));
             match access {
                 // Switching to WAL is a write: a read-only open keeps the file's mode.
-                Access::ReadOnly => o.read_only(true),
-                Access::ReadWrite => o.journal_mode(SqliteJournalMode::Wal),
+                Access::ReadOnly => o.create_if_missing(false).read_only(true),
+                Access::ReadWrite => o.create_if_missing(false).journal_mode(SqliteJournalMode::Wal),
                 Access::Create => o.create_if_missing(true).journal_mode(SqliteJournalMode::Wal),
             }
         });

@@ -140,6 +140,14 @@ async fn upgrade_locked(
     Ok(UpgradeReport { applied: pending, backfilled })
 }
 
+/// Every migration as pending, for a database that does not exist yet.
+pub fn all_pending() -> Vec<MigrationRow> {
+    Migrator::migrations()
+        .iter()
+        .map(|m| MigrationRow { name: m.name().to_owned(), applied: false, applied_at: None })
+        .collect()
+}
+
 /// Every migration, applied or pending. Read-only: creates nothing.
 pub async fn status(db: &DatabaseConnection) -> Result<Vec<MigrationRow>> {
     let migrations = Migrator::get_migration_with_status_read_only(db).await?;
@@ -166,6 +174,77 @@ pub async fn status(db: &DatabaseConnection) -> Result<Vec<MigrationRow>> {
             applied_at: applied_at.get(m.name()).copied().flatten(),
         })
         .collect())
+}
+
+/// One thing a downgrade removes, with how many rows go with it.
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+pub struct Removal {
+    /// The migration whose rollback removes it.
+    pub migration: String,
+    /// `drop table T` or `delete backfilled legacy entries from node_maintenance`.
+    pub what: String,
+    pub rows: u64,
+}
+
+impl std::fmt::Display for Removal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} ({} row{})", self.what, self.rows, if self.rows == 1 { "" } else { "s" })
+    }
+}
+
+async fn row_count(db: &DatabaseConnection, table: &str, filter: &str) -> Result<u64> {
+    let row = db
+        .query_one_raw(Statement::from_string(
+            db.get_database_backend(),
+            format!("SELECT COUNT(*) FROM {table}{filter}"),
+        ))
+        .await?;
+    let n = match row {
+        Some(row) => row.try_get_by_index::<i64>(0).or_else(|_| row.try_get_by_index::<i32>(0).map(i64::from))?,
+        None => 0,
+    };
+    Ok(n.max(0) as u64)
+}
+
+/// What rolling back the last `steps` applied migrations would remove,
+/// newest first: every table it drops and every row it deletes, counted.
+/// Read-only; `db downgrade` shows it before asking for `--yes`.
+pub async fn downgrade_plan(db: &DatabaseConnection, url: &str, steps: u32) -> Result<Vec<Removal>> {
+    require_upgradable(db, url).await?;
+    let tables = probe::tables(db).await?;
+    if !tables.iter().any(|t| t == MIGRATION_TABLE) {
+        return Ok(Vec::new());
+    }
+    let applied: Vec<String> =
+        Migrator::get_applied_migrations(db).await?.iter().map(|m| m.name().to_owned()).collect();
+    let mut plan = Vec::new();
+    for migration in applied.iter().rev().take(steps as usize) {
+        let removal = |what: String, rows: u64| Removal { migration: migration.clone(), what, rows };
+        if migration.contains("backfill") && tables.iter().any(|t| t == "node_maintenance") {
+            let ty = backfill::quote(db.get_database_backend(), "type");
+            let filter = format!(" WHERE {ty} = 'legacy' AND asserted_by = '{}'", backfill::MIGRATION_ASSERTER);
+            let rows = row_count(db, "node_maintenance", &filter).await?;
+            plan.push(removal("delete the backfilled legacy entries from node_maintenance".into(), rows));
+        } else if migration.contains("create_node_maintenance") {
+            plan.push(removal("drop table node_maintenance".into(), row_count(db, "node_maintenance", "").await?));
+        } else if migration.contains("baseline") && tables.iter().any(|t| t == nodemaint_migration::BASELINE_MARKER) {
+            let created: Vec<String> = db
+                .query_all_raw(Statement::from_string(
+                    db.get_database_backend(),
+                    format!("SELECT table_name FROM {}", nodemaint_migration::BASELINE_MARKER),
+                ))
+                .await?
+                .iter()
+                .map(|row| row.try_get_by_index::<String>(0))
+                .collect::<Result<_, _>>()?;
+            for table in ["node_history", "nodes"] {
+                if created.iter().any(|t| t == table) {
+                    plan.push(removal(format!("drop table {table}"), row_count(db, table, "").await?));
+                }
+            }
+        }
+    }
+    Ok(plan)
 }
 
 /// Rolls back the last `steps` applied migrations under the migration lock.

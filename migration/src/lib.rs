@@ -17,6 +17,8 @@ mod m20261201_000001_baseline;
 mod m20261201_000002_create_node_maintenance;
 mod m20261201_000003_backfill_legacy_entries;
 
+/// The table listing which of `nodes` / `node_history` the baseline created (and its down drops).
+pub use m20261201_000001_baseline::MARKER as BASELINE_MARKER;
 pub use m20261201_000002_create_node_maintenance::{NODE_FK, NODE_ID_INDEX, UNIQUE_ENTRY, UNIQUE_UUID};
 pub use sea_orm_migration::{MigrationStatus, MigratorTrait};
 

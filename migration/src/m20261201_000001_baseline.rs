@@ -17,7 +17,7 @@ impl MigrationName for Migration {
     }
 }
 
-const MARKER: &str = "nodemaint_baseline";
+pub const MARKER: &str = "nodemaint_baseline";
 
 fn create_nodes(backend: DbBackend) -> Vec<String> {
     match backend {

@@ -319,18 +319,27 @@ async fn db_command(cmd: &DbCommand, global: &Global, out: &Output) -> Result<()
             Ok(())
         }
         DbCommand::Status => {
+            // A missing SQLite file has every migration pending; it is not created to say so.
+            let url = database_url(global)?;
+            if nodemaint_migration::lock::sqlite_path(&url).is_some_and(|p| !std::path::Path::new(&p).exists()) {
+                out.migrations(&schema::all_pending());
+                return Ok(());
+            }
             let (conn, url) = open(global, Access::ReadOnly).await?;
             schema::require_upgradable(&conn, &url).await?;
             out.migrations(&schema::status(&conn).await?);
             Ok(())
         }
         DbCommand::Downgrade { steps, yes, lock_timeout } => {
-            if !yes {
+            let (conn, url) = open(global, Access::ReadWrite).await?;
+            let plan = schema::downgrade_plan(&conn, &url, *steps).await?;
+            if !yes && !plan.is_empty() {
+                let listed: Vec<String> = plan.iter().map(ToString::to_string).collect();
                 return Err(Error::Config(format!(
-                    "downgrading {steps} migration(s) drops node_maintenance data; re-run with --yes to confirm"
+                    "db downgrade --steps {steps} would {}; re-run with --yes to confirm",
+                    listed.join(", ")
                 )));
             }
-            let (conn, url) = open(global, Access::ReadWrite).await?;
             let rolled_back = schema::downgrade(
                 &conn,
                 &url,
@@ -339,7 +348,7 @@ async fn db_command(cmd: &DbCommand, global: &Global, out: &Output) -> Result<()
                 waiting_notice(out, &url, *lock_timeout),
             )
             .await?;
-            out.downgrade(&rolled_back);
+            out.downgrade(&rolled_back, &plan);
             Ok(())
         }
     }

@@ -8,7 +8,7 @@ use nodemaint::fleet::SeedReport;
 use nodemaint::history::HistoryView;
 use nodemaint::nodes::NodeView;
 use nodemaint::reconcile::ReconcileReport;
-use nodemaint::schema::{MigrationRow, UpgradeReport};
+use nodemaint::schema::{MigrationRow, Removal, UpgradeReport};
 use nodemaint::{EntryView, Error};
 use serde::Serialize;
 use tabled::builder::Builder;
@@ -99,9 +99,9 @@ impl Output {
         println!("{}", table(&["Migration", "Status", "Applied at"], rows));
     }
 
-    pub fn downgrade(&self, rolled_back: &[String]) {
+    pub fn downgrade(&self, rolled_back: &[String], removed: &[Removal]) {
         if self.json_mode() {
-            return self.json(&serde_json::json!({ "rolled_back": rolled_back }));
+            return self.json(&serde_json::json!({ "rolled_back": rolled_back, "removed": removed }));
         }
         if self.quiet {
             return;
@@ -111,6 +111,9 @@ impl Output {
         }
         for name in rolled_back {
             println!("Rolled back {name}");
+            for removal in removed.iter().filter(|r| &r.migration == name) {
+                println!("  {removal}");
+            }
         }
     }
 
