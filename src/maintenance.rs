@@ -30,7 +30,7 @@ use crate::policy::{self, Policy, defaults as rules};
 use crate::release::{self, Authority};
 use crate::scope::derive_scope;
 use crate::statements;
-use nodemaint_entity::vocab::{FAULT, LEGACY, maintenance_reason_column};
+use nodemaint_entity::vocab::{FAULT, LEGACY, fault_column, maintenance_reason_column};
 use nodemaint_entity::{Scope, node_history, node_maintenance, nodes};
 use nodemaint_migration::sql::{now_utc, stmt};
 use sea_orm::sea_query::Expr;
@@ -217,7 +217,7 @@ impl Maintenance {
                     refuse_duplicate(&entries, ty.name, locked.authority.scope, &locked.authority.project, ident)?;
                     let created = insert_entry(&txn, &locked, caller, ty.name, request.reason, extra).await?;
                     history::record(&txn, Action::Asserted, &created, caller, None).await?;
-                    sync_node(&txn, &locked.node, &with_entry(&entries, &created)).await?;
+                    sync_node(&txn, &locked.node, &entries, &with_entry(&entries, &created)).await?;
                     Ok(EntryView::for_caller(&created, locked.authority.scope))
                 }
                 .await;
@@ -257,7 +257,7 @@ impl Maintenance {
                     )
                     .map_err(Error::Forbidden)?;
                     delete_entries(&txn, std::slice::from_ref(entry), caller, None).await?;
-                    sync_node(&txn, &locked.node, &without_entry(&entries, entry)).await?;
+                    sync_node(&txn, &locked.node, &entries, &without_entry(&entries, entry)).await?;
                     Ok(EntryView::for_caller(entry, locked.authority.scope))
                 }
                 .await;
@@ -280,7 +280,7 @@ impl Maintenance {
                 })
                 .map_err(Error::Forbidden)?;
                 delete_entries(&txn, &entries, caller, None).await?;
-                sync_node(&txn, &locked.node, &[]).await?;
+                sync_node(&txn, &locked.node, &entries, &[]).await?;
                 Ok(entries.iter().map(|e| EntryView::for_caller(e, locked.authority.scope)).collect())
             }
             .await;
@@ -314,7 +314,7 @@ impl Maintenance {
                             created
                         }
                     };
-                    sync_node(&txn, &locked.node, &with_entry(&entries, &entry)).await?;
+                    sync_node(&txn, &locked.node, &entries, &with_entry(&entries, &entry)).await?;
                     Ok(EntryView::for_caller(&entry, locked.authority.scope))
                 }
                 .await;
@@ -354,7 +354,7 @@ impl Maintenance {
                             created
                         }
                     };
-                    sync_node(&txn, &locked.node, &with_entry(&entries, &entry)).await?;
+                    sync_node(&txn, &locked.node, &entries, &with_entry(&entries, &entry)).await?;
                     Ok(EntryView::for_caller(&entry, Scope::System))
                 }
                 .await;
@@ -378,7 +378,7 @@ impl Maintenance {
                         return Ok(None);
                     };
                     delete_entries(&txn, std::slice::from_ref(fault), &conductor, None).await?;
-                    sync_node(&txn, &node, &without_entry(&entries, fault)).await?;
+                    sync_node(&txn, &node, &entries, &without_entry(&entries, fault)).await?;
                     Ok(Some(EntryView::for_caller(fault, Scope::System)))
                 }
                 .await;
@@ -575,19 +575,25 @@ fn without_entry(entries: &[node_maintenance::Model], entry: &node_maintenance::
     entries.iter().filter(|e| e.id != entry.id).cloned().collect()
 }
 
-/// Sets the boolean and the deprecated reason column from `entries`, the
-/// node's entries after this transaction's change. They are known without
+/// Sets the boolean, the deprecated reason column and the fault column from
+/// `entries`, the node's entries after this transaction's change (`before`
+/// is what they were, which decides whether a fault was released). They are known without
 /// reading them again: every writer of a node's entries holds the node's
 /// lock (API operations and reconcile alike), and the synthesised reason
 /// orders them itself.
 pub(crate) async fn sync_node<C: ConnectionTrait>(
     db: &C,
     node: &nodes::Model,
+    before: &[node_maintenance::Model],
     entries: &[node_maintenance::Model],
 ) -> Result<()> {
     // An UPDATE, not ActiveModel::update, which would read the node back.
     let backend = db.get_database_backend();
-    let reason = maintenance_reason_column(entries);
-    db.execute_raw(statements::sync_node(backend, node.id, !entries.is_empty(), reason, now_utc())).await?;
+    let (maintained, reason, now) = (!entries.is_empty(), maintenance_reason_column(entries), now_utc());
+    let update = match fault_column(before, entries) {
+        Some(fault) => statements::sync_node_fault(backend, node.id, maintained, reason, fault, now),
+        None => statements::sync_node(backend, node.id, maintained, reason, now),
+    };
+    db.execute_raw(update).await?;
     Ok(())
 }

@@ -123,6 +123,30 @@ pub(crate) fn sync_node(
     SQL.with(backend, || sync_node_query(0, false, None, now).build(backend), values)
 }
 
+/// [`sync_node`] that also writes `nodes.fault` (see `vocab::fault_column`).
+pub(crate) fn sync_node_fault(
+    backend: DbBackend,
+    node_id: i32,
+    maintenance: bool,
+    reason: Option<String>,
+    fault: Option<String>,
+    now: chrono::NaiveDateTime,
+) -> Statement {
+    static SQL: Sql = Sql::new();
+    let values = vec![maintenance.into(), reason.into(), now.into(), fault.into(), node_id.into()];
+    SQL.with(backend, || sync_node_fault_query(0, false, None, None, now).build(backend), values)
+}
+
+fn sync_node_fault_query(
+    node_id: i32,
+    maintenance: bool,
+    reason: Option<String>,
+    fault: Option<String>,
+    now: chrono::NaiveDateTime,
+) -> sea_orm::UpdateMany<nodes::Entity> {
+    sync_node_query(node_id, maintenance, reason, now).col_expr(nodes::Column::Fault, Expr::value(fault))
+}
+
 fn sync_node_query(
     node_id: i32,
     maintenance: bool,
@@ -176,6 +200,14 @@ mod tests {
             same_twice(
                 || sync_node(b, 3, true, Some("r".into()), now),
                 sync_node_query(3, true, Some("r".into()), now).build(b),
+            );
+            same_twice(
+                || sync_node_fault(b, 3, true, Some("r".into()), Some("power failure".into()), now),
+                sync_node_fault_query(3, true, Some("r".into()), Some("power failure".into()), now).build(b),
+            );
+            same_twice(
+                || sync_node_fault(b, 3, false, None, None, now),
+                sync_node_fault_query(3, false, None, None, now).build(b),
             );
         }
     }

@@ -181,6 +181,8 @@ struct Statements {
     insert_event: String,
     delete_entry: String,
     sync_node: String,
+    /// The same, also clearing `fault`: what the library sends when the last entry goes.
+    sync_node_fault: String,
 }
 
 impl Statements {
@@ -249,6 +251,14 @@ impl Statements {
                 .col_expr(nodes::Column::Maintenance, Expr::value(false))
                 .col_expr(nodes::Column::MaintenanceReason, Expr::value(None::<String>))
                 .col_expr(nodes::Column::UpdatedAt, Expr::value(now()))
+                .filter(nodes::Column::Id.eq(0))
+                .build(backend)
+                .sql,
+            sync_node_fault: nodes::Entity::update_many()
+                .col_expr(nodes::Column::Maintenance, Expr::value(false))
+                .col_expr(nodes::Column::MaintenanceReason, Expr::value(None::<String>))
+                .col_expr(nodes::Column::UpdatedAt, Expr::value(now()))
+                .col_expr(nodes::Column::Fault, Expr::value(None::<String>))
                 .filter(nodes::Column::Id.eq(0))
                 .build(backend)
                 .sql,
@@ -356,10 +366,14 @@ macro_rules! direct_backend {
                                             .await?;
                                         // The entries after the change are known (the node is locked), as in the library.
                                         let reason = entries.iter().map(|e| format!("{}: {}", e.3, e.4.as_deref().unwrap_or_default())).collect::<Vec<_>>().join("; ");
-                                        sqlx::query(sqlx::AssertSqlSafe(sql.sync_node.clone()))
-                                            .bind(!entries.is_empty()).bind((!entries.is_empty()).then_some(reason)).bind(ts).bind(id)
-                                            .execute(&mut *tx)
-                                            .await?;
+                                        let sync = if entries.is_empty() {
+                                            sqlx::query(sqlx::AssertSqlSafe(sql.sync_node_fault.clone()))
+                                                .bind(false).bind(None::<String>).bind(ts).bind(None::<String>).bind(id)
+                                        } else {
+                                            sqlx::query(sqlx::AssertSqlSafe(sql.sync_node.clone()))
+                                                .bind(true).bind(Some(reason)).bind(ts).bind(id)
+                                        };
+                                        sync.execute(&mut *tx).await?;
                                         tx.commit().await?;
                                         Ok(())
                                     }

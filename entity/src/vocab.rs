@@ -115,10 +115,47 @@ pub fn maintenance_reason_column(entries: &[node_maintenance::Model]) -> Option<
     Some(text)
 }
 
+/// Ironic's `nodes.fault` is `VARCHAR(255)`.
+pub const FAULT_COLUMN_MAX_CHARS: usize = 255;
+
+/// What to write to `nodes.fault` when a node's entries go from `before` to
+/// `after`, or `None` to leave it. The column follows the fault entry as
+/// the boolean follows every entry: the fault's kind (its `extra.kind`)
+/// while one exists, NULL once it is released, and NULL with the last
+/// entry, as Ironic clears the fault with the flag. While other entries
+/// remain and none was a fault, a fault an older conductor wrote without an
+/// entry is left as it is.
+pub fn fault_column(before: &[node_maintenance::Model], after: &[node_maintenance::Model]) -> Option<Option<String>> {
+    if let Some(fault) = after.iter().find(|e| e.entry_type == FAULT) {
+        let kind = fault
+            .extra
+            .as_deref()
+            .and_then(|x| serde_json::from_str::<serde_json::Value>(x).ok())
+            .and_then(|x| x.get("kind").and_then(|k| k.as_str()).map(str::to_owned))
+            .unwrap_or_else(|| FAULT.to_owned());
+        return Some(Some(kind.chars().take(FAULT_COLUMN_MAX_CHARS).collect()));
+    }
+    if after.is_empty() || before.iter().any(|e| e.entry_type == FAULT) {
+        return Some(None);
+    }
+    None
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use chrono::NaiveDate;
+
+    #[test]
+    fn the_fault_column_follows_the_fault_entry_and_the_last_release() {
+        let mut fault = entry(1, FAULT, Some("PSU"), 0);
+        fault.extra = Some(r#"{"kind": "power failure"}"#.into());
+        let hold = entry(2, "operator_hold", Some("x"), 1);
+        assert_eq!(fault_column(&[], std::slice::from_ref(&fault)), Some(Some("power failure".into())));
+        assert_eq!(fault_column(&[fault.clone(), hold.clone()], std::slice::from_ref(&hold)), Some(None));
+        assert_eq!(fault_column(std::slice::from_ref(&hold), &[]), Some(None), "the last release clears it");
+        assert_eq!(fault_column(&[], std::slice::from_ref(&hold)), None, "an old conductor's fault stays");
+    }
 
     fn entry(id: i32, entry_type: &str, reason: Option<&str>, minute: u32) -> node_maintenance::Model {
         node_maintenance::Model {

@@ -443,3 +443,40 @@ async fn a_downgrade_names_every_table_it_drops_and_its_rows(t: TestDb) {
 }
 
 backend_tests!(a_downgrade_names_every_table_it_drops_and_its_rows);
+
+/// `nodes.fault` follows the fault entry as the boolean follows every entry,
+/// and the legacy unset clears it as Ironic's does.
+async fn the_fault_column_is_kept_in_step_and_cleared_by_the_unset(t: TestDb) {
+    use nodemaint::{Maintenance, Policy};
+    prepared(&t).await;
+    let db = t.connect().await;
+    let fault_of = |db: &sea_orm::DatabaseConnection| {
+        let db = db.clone();
+        async move {
+            let node = nodemaint::nodes::find(&db, "myNode").await.unwrap();
+            (node.maintenance, node.fault)
+        }
+    };
+    // An old conductor: maintenance, reason and fault, no entry; reconcile keeps the fault.
+    db.execute_unprepared(
+        "UPDATE nodes SET maintenance = true, maintenance_reason = 'PSU died', fault = 'power failure' WHERE name = 'myNode'",
+    )
+    .await
+    .unwrap();
+    ok(&t.cli(&["-q", "reconcile"]));
+    assert_eq!(fault_of(&db).await, (Some(true), Some("power failure".into())));
+    // The boolean unset (Ironic's DELETE) clears it with the flag.
+    ok(&t.cli(&["-q", "maintenance", "unset", "myNode"]));
+    assert_eq!(fault_of(&db).await, (Some(false), None));
+
+    // The conductor's fault entry sets it; releasing that entry clears it, while another hold stays.
+    let svc = Maintenance::new(db.clone(), Policy::defaults());
+    svc.fault_assert("myNode", "clean failure", Some("cleaning timed out".into())).await.unwrap();
+    assert_eq!(fault_of(&db).await, (Some(true), Some("clean failure".into())));
+    ok(&t.cli(&["-q", "maintenance", "add", "myNode", "--type", "operator_hold", "--reason", "hold"]));
+    assert_eq!(fault_of(&db).await, (Some(true), Some("clean failure".into())));
+    svc.fault_clear("myNode").await.unwrap();
+    assert_eq!(fault_of(&db).await, (Some(true), None));
+}
+
+backend_tests!(the_fault_column_is_kept_in_step_and_cleared_by_the_unset);
