@@ -126,11 +126,14 @@ pub async fn seed(
             values,
         ))
         .await
-        .map_err(|e| match Error::from(e) {
-            Error::Database(m) if m.contains("uniq") || m.to_ascii_lowercase().contains("unique") || m.contains("Duplicate") => {
-                Error::Conflict(format!("seeding would reuse an existing node name or uuid; rename the nodes named node-NNNNNNN first ({m})"))
-            }
-            other => other,
+        .map_err(|e| match e.sql_err() {
+            // The same seed makes the same uuids: the usual cause is a second
+            // seed with the same --seed.
+            Some(sea_orm::SqlErr::UniqueConstraintViolation(m)) => Error::Conflict(format!(
+                "seeding would reuse an existing node uuid or name; pick another --seed than {seed} (the same seed makes the same uuids), or rename the nodes named node-NNNNNNN ({})",
+                crate::error::one_line(&m)
+            )),
+            _ => Error::from(e),
         })?;
         done += rows as u64;
         progress.advance(rows as u64);

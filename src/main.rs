@@ -24,6 +24,14 @@ fn restore_sigpipe() {
 }
 
 fn main() -> ExitCode {
+    // An empty NODEMAINT_CONFIG or NODEMAINT_DATABASE_URL means "none", as an
+    // unset one does; clap would report a missing value instead.
+    for var in ["NODEMAINT_CONFIG", "NODEMAINT_DATABASE_URL"] {
+        if std::env::var_os(var).is_some_and(|v| v.is_empty()) {
+            // SAFETY: no other thread exists yet.
+            unsafe { std::env::remove_var(var) };
+        }
+    }
     let args = match cli::args::Cli::try_parse() {
         Ok(args) => args,
         Err(e) => {

@@ -84,14 +84,21 @@ pub struct KindSummary {
     pub found: u64,
     pub repaired: u64,
     pub remaining: u64,
+    /// Up to [`EXAMPLES_PER_KIND`] of the nodes found (uuid, or `id N` for
+    /// an entry whose node is gone), so a dry run says where to look.
+    pub examples: Vec<String>,
 }
+
+/// How many nodes each drift kind names in the report.
+pub const EXAMPLES_PER_KIND: usize = 5;
 
 #[derive(Debug, Clone, Serialize, PartialEq, Eq)]
 pub struct ReconcileReport {
     pub pinned: Option<String>,
     pub dry_run: bool,
     pub summary: Vec<KindSummary>,
-    /// Node uuids whose typed entries sat on a node out of maintenance.
+    /// Node uuids whose typed entries sat on a node out of maintenance
+    /// (repaired, or with `--dry-run` found).
     pub typed_on_cleared: Vec<String>,
 }
 
@@ -108,21 +115,38 @@ impl ReconcileReport {
 struct Tally {
     found: BTreeMap<DriftKind, u64>,
     repaired: BTreeMap<DriftKind, u64>,
+    examples: BTreeMap<DriftKind, Vec<String>>,
     typed_on_cleared: Vec<String>,
+    /// A dry run repairs nothing, so what it found is what it reports.
+    dry_run: bool,
+}
+
+fn node_label(d: &NodeDrift) -> String {
+    d.node_uuid.clone().unwrap_or_else(|| format!("id {}", d.node_id))
 }
 
 impl Tally {
     fn found(&mut self, d: &NodeDrift) {
         for k in &d.kinds {
             *self.found.entry(*k).or_default() += d.repairs();
+            let examples = self.examples.entry(*k).or_default();
+            if examples.len() < EXAMPLES_PER_KIND {
+                examples.push(node_label(d));
+            }
+        }
+        if self.dry_run {
+            self.note_typed_on_cleared(d);
         }
     }
     fn repaired(&mut self, d: &NodeDrift) {
         for k in &d.kinds {
             *self.repaired.entry(*k).or_default() += d.repairs();
         }
+        self.note_typed_on_cleared(d);
+    }
+    fn note_typed_on_cleared(&mut self, d: &NodeDrift) {
         if d.kinds.contains(&DriftKind::ClearedWithTypedEntries) && self.typed_on_cleared.len() < 100 {
-            self.typed_on_cleared.push(d.node_uuid.clone().unwrap_or_else(|| format!("id {}", d.node_id)));
+            self.typed_on_cleared.push(node_label(d));
         }
     }
 }
@@ -189,7 +213,8 @@ pub async fn reconcile(db: &DatabaseConnection, url: &str, mut options: Reconcil
         .map(|k| {
             let found = tally.found.get(k).copied().unwrap_or(0);
             let repaired = tally.repaired.get(k).copied().unwrap_or(0);
-            KindSummary { drift: k.name(), found, repaired, remaining: found.saturating_sub(repaired) }
+            let examples = tally.examples.get(k).cloned().unwrap_or_default();
+            KindSummary { drift: k.name(), found, repaired, remaining: found.saturating_sub(repaired), examples }
         })
         .collect();
     Ok(ReconcileReport {
@@ -201,7 +226,7 @@ pub async fn reconcile(db: &DatabaseConnection, url: &str, mut options: Reconcil
 }
 
 async fn run(db: &DatabaseConnection, options: &ReconcileOptions, pinned: bool) -> Result<Tally> {
-    let mut tally = Tally::default();
+    let mut tally = Tally { dry_run: options.dry_run, ..Tally::default() };
     let mut budget = options.max_count.unwrap_or(u64::MAX);
     let windows = drift::windows(db).await?;
     if let (Some((first, _)), Some((_, last))) = (windows.first(), windows.last()) {

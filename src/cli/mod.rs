@@ -115,16 +115,47 @@ fn error_exit_code(command: &Command, e: &Error) -> u8 {
     }
 }
 
+/// A release pin and where it came from.
+struct Pin {
+    version: String,
+    source: String,
+}
+
 /// The pin: the flag, else the config's `[upgrade] pin_release_version`.
-fn pin_from(flag: &Option<String>, global: &Global) -> Result<Option<String>> {
-    Ok(flag.clone().or(load_config(global)?.upgrade.pin_release_version).filter(|v| !v.trim().is_empty()))
+/// It must look like a release (`2025.2`) or a version (`26.1.0`), as
+/// Ironic's own `pin_release_version` does: a typo would otherwise pin
+/// to nothing any service runs, and nobody would notice.
+fn pin_from(flag: &Option<String>, global: &Global) -> Result<Option<Pin>> {
+    let pin = match flag {
+        Some(version) => Some(Pin { version: version.clone(), source: "--pin-release-version".to_owned() }),
+        None => load_config(global)?.upgrade.pin_release_version.map(|version| Pin {
+            version,
+            source: format!(
+                "[upgrade] pin_release_version in {}",
+                config_path(global).map(|p| p.display().to_string()).unwrap_or_default()
+            ),
+        }),
+    };
+    let Some(pin) = pin.filter(|p| !p.version.trim().is_empty()) else { return Ok(None) };
+    let parts: Vec<&str> = pin.version.trim().split('.').collect();
+    if parts.len() < 2 || parts.iter().any(|p| p.is_empty() || !p.bytes().all(|b| b.is_ascii_digit())) {
+        return Err(Error::Config(format!(
+            "{} = `{}` is not a release or a version; use e.g. 2025.2 (a release) or 26.1.0 (a version)",
+            pin.source, pin.version
+        )));
+    }
+    Ok(Some(Pin { version: pin.version.trim().to_owned(), source: pin.source }))
 }
 
 async fn upgrade_check(global: &Global, pin: &Option<String>, out: &Output) -> Result<u8> {
-    let pinned = pin_from(pin, global)?;
+    let pin = pin_from(pin, global)?;
     let (db, url) = open(global, Access::ReadOnly).await?;
     schema::require_upgradable(&db, &url).await?;
-    let ctx = std::sync::Arc::new(nodemaint_checks::Context::new(db, pinned));
+    let mut ctx = nodemaint_checks::Context::new(db, pin.as_ref().map(|p| p.version.clone()));
+    if let Some(pin) = &pin {
+        ctx = ctx.with_pin_source(&pin.source);
+    }
+    let ctx = std::sync::Arc::new(ctx);
     let report = nodemaint_checks::run(ctx, nodemaint_checks::checks::ALL).await;
     out.checks(&report);
     Ok(report.exit_code())
@@ -132,7 +163,7 @@ async fn upgrade_check(global: &Global, pin: &Option<String>, out: &Output) -> R
 
 async fn reconcile(args: &ReconcileArgs, global: &Global, out: &Output) -> Result<u8> {
     let ReconcileArgs { dry_run, batch_size, max_count, pin_release_version, lock_timeout } = args;
-    let pinned = pin_from(pin_release_version, global)?;
+    let pin = pin_from(pin_release_version, global)?;
     let (conn, url) = open(global, if *dry_run { Access::ReadOnly } else { Access::ReadWrite }).await?;
     let quiet = out.quiet;
     let shown = db::redact(&url);
@@ -141,7 +172,7 @@ async fn reconcile(args: &ReconcileArgs, global: &Global, out: &Output) -> Resul
         batch_size: *batch_size,
         max_count: *max_count,
         dry_run: *dry_run,
-        pinned,
+        pinned: pin.as_ref().map(|p| p.version.clone()),
         lock_timeout: Duration::from_secs(timeout),
         progress: progress::bar(out.quiet),
         on_wait: Box::new(move || {
@@ -151,15 +182,21 @@ async fn reconcile(args: &ReconcileArgs, global: &Global, out: &Output) -> Resul
         }),
     };
     let report = nodemaint::reconcile::reconcile(&conn, &url, options).await?;
-    out.reconciled(&report);
+    out.reconciled(&report, pin.as_ref().map(|p| p.source.as_str()));
     Ok(if report.remaining() > 0 { 1 } else { 0 })
 }
 
 fn load_config(global: &Global) -> Result<Config> {
-    match &global.config {
+    match config_path(global) {
         Some(path) => Config::load(path),
         None => Ok(Config::default()),
     }
+}
+
+/// The config file: `--config` / `NODEMAINT_CONFIG`, where an empty value
+/// (`NODEMAINT_CONFIG=`) means none, as unsetting it would.
+fn config_path(global: &Global) -> Option<&std::path::Path> {
+    global.config.as_deref().filter(|p| !p.as_os_str().is_empty())
 }
 
 /// The database URL: flag or env, then config file, then the embedded default.

@@ -219,7 +219,7 @@ impl Output {
     }
 
     /// nova-manage's online-data-migration summary, one row per drift kind.
-    pub fn reconciled(&self, report: &ReconcileReport) {
+    pub fn reconciled(&self, report: &ReconcileReport, pin_source: Option<&str>) {
         if self.json_mode() {
             return self.json(report);
         }
@@ -230,6 +230,12 @@ impl Output {
                 .map(|k| vec![k.drift.to_owned(), k.found.to_string(), k.repaired.to_string()])
                 .collect();
             println!("{}", table(&["Migration", "Total Needed", "Completed"], rows));
+            if report.dry_run {
+                for kind in report.summary.iter().filter(|k| !k.examples.is_empty()) {
+                    let more = if kind.found > kind.examples.len() as u64 { ", …" } else { "" };
+                    println!("{}: {}{more}", kind.drift, kind.examples.join(", "));
+                }
+            }
         }
         if !report.typed_on_cleared.is_empty() && !report.dry_run {
             let verb = if report.pinned.is_some() {
@@ -255,8 +261,9 @@ impl Output {
             println!("Nothing left to reconcile.");
         }
         if let Some(version) = &report.pinned {
+            let by = pin_source.map(|s| format!(" (by {s})")).unwrap_or_default();
             println!(
-                "The release is pinned to {version}: the boolean is canonical until the pin lifts. Run `nodemaint reconcile` again once it has."
+                "The release is pinned to {version}{by}: the boolean is canonical until the pin lifts. Run `nodemaint reconcile` again once it has."
             );
         }
     }

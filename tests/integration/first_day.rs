@@ -480,3 +480,56 @@ async fn the_fault_column_is_kept_in_step_and_cleared_by_the_unset(t: TestDb) {
 }
 
 backend_tests!(the_fault_column_is_kept_in_step_and_cleared_by_the_unset);
+
+/// The smaller things: an empty NODEMAINT_CONFIG, a pin that is no release,
+/// where a pin came from, a second seed with the same --seed, and a dry run
+/// that names the nodes it found.
+async fn pins_seeds_configs_and_dry_runs_say_what_to_do(t: TestDb) {
+    prepared(&t).await;
+    let empty_config = nodemaint_cmd(&t.url, &["db", "status"]).env("NODEMAINT_CONFIG", "").output().unwrap();
+    assert_eq!(empty_config.status.code(), Some(0), "{}", stderr(&empty_config));
+
+    let bad_pin = t.cli(&["reconcile", "--pin-release-version", "banana"]);
+    assert_eq!(bad_pin.status.code(), Some(2));
+    assert!(
+        stderr(&bad_pin).contains("--pin-release-version = `banana` is not a release or a version"),
+        "{}",
+        stderr(&bad_pin)
+    );
+    let flagged = t.cli(&["--format", "json", "upgrade", "check", "--pin-release-version", "2025.2"]);
+    assert!(stdout(&flagged).contains("pinned to 2025.2 (by --pin-release-version)"), "{}", stdout(&flagged));
+    let dir = tempdir();
+    let config = dir.join("nodemaint.toml");
+    std::fs::write(&config, "[upgrade]\npin_release_version = \"2025.2\"\n").unwrap();
+    let filed = t.cli(&["--config", config.to_str().unwrap(), "--format", "json", "upgrade", "check"]);
+    let by_file = format!("pinned to 2025.2 (by [upgrade] pin_release_version in {})", config.display());
+    assert!(stdout(&filed).contains(&by_file), "{}", stdout(&filed));
+
+    ok(&t.cli(&["-q", "fleet", "seed", "--nodes", "20", "--seed", "7"]));
+    let again = t.cli(&["fleet", "seed", "--nodes", "20", "--seed", "7"]);
+    assert_eq!(again.status.code(), Some(9), "{}", stderr(&again));
+    assert!(stderr(&again).contains("pick another --seed than 7"), "{}", stderr(&again));
+    assert_eq!(count(&t.connect().await, "SELECT COUNT(*) FROM nodes").await, 21, "the second seed kept nothing");
+
+    // Drift of two kinds: an old service set maintenance; something cleared the boolean under a typed entry.
+    ok(&t.cli(&["-q", "node", "set", "myNode", "--maintenance", "--reason", "old"]));
+    ok(&t.cli(&["-q", "node", "create", "--name", "typed"]));
+    ok(&t.cli(&["-q", "maintenance", "add", "typed", "--type", "operator_hold"]));
+    ok(&t.cli(&["-q", "node", "set", "typed", "--no-maintenance"]));
+    let uuid_of = |name: &str| {
+        let shown: serde_json::Value =
+            serde_json::from_str(&ok(&t.cli(&["--format", "json", "node", "show", name]))).unwrap();
+        shown["uuid"].as_str().unwrap().to_owned()
+    };
+    let dry = t.cli(&["--format", "json", "reconcile", "--dry-run"]);
+    let report: serde_json::Value = serde_json::from_str(&stdout(&dry)).unwrap();
+    let kind = |name: &str| report["summary"].as_array().unwrap().iter().find(|k| k["drift"] == name).unwrap().clone();
+    assert!(
+        kind("maintained_without_entry")["examples"].as_array().unwrap().contains(&uuid_of("myNode").into()),
+        "{report}"
+    );
+    assert_eq!(kind("cleared_with_typed_entries")["examples"], serde_json::json!([uuid_of("typed")]), "{report}");
+    assert_eq!(report["typed_on_cleared"], serde_json::json!([uuid_of("typed")]), "{report}");
+}
+
+backend_tests!(pins_seeds_configs_and_dry_runs_say_what_to_do);
