@@ -28,10 +28,129 @@ pub const POOL_PING_AFTER_IDLE: Duration = Duration::from_secs(30);
 /// Turns a URL a deployer may paste into one sqlx understands.
 ///
 /// `postgresql+psycopg2://…` → `postgres://…`, `mysql+pymysql://…` →
-/// `mysql://…`, `sqlite:////abs/path` (SQLAlchemy) → `sqlite:///abs/path`.
+/// `mysql://…`, `sqlite:////abs/path` (SQLAlchemy) → `sqlite:///abs/path`,
+/// and the query string's TLS parameters in the spellings of libpq,
+/// SQLAlchemy and PyMySQL onto sqlx's (see `mysql_parameters`). A parameter
+/// nodemaint does not understand is refused: dropping it silently could
+/// mean a plaintext connection where the deployer asked for TLS.
 pub fn normalize_url(url: &str) -> Result<String> {
     let url = url.trim();
-    let Some((scheme, rest)) = url.split_once(':') else {
+    let (base, query) = url.split_once('?').unwrap_or((url, ""));
+    let normalized = normalize_base(url, base)?;
+    let params = match backend_of(&normalized) {
+        DbBackend::Postgres => postgres_parameters(url, query)?,
+        DbBackend::MySql => mysql_parameters(url, query)?,
+        _ => sqlite_parameters(url, query)?,
+    };
+    Ok(if params.is_empty() { normalized } else { format!("{normalized}?{}", params.join("&")) })
+}
+
+/// The `key=value` pairs of a query string, in order.
+fn query_pairs(query: &str) -> impl Iterator<Item = (&str, &str)> {
+    query.split('&').filter(|p| !p.is_empty()).map(|p| p.split_once('=').unwrap_or((p, "")))
+}
+
+fn unknown_parameter(url: &str, key: &str, known: &str) -> Error {
+    Error::Config(format!(
+        "database URL `{}`: nodemaint does not understand the parameter `{key}`; remove it (parameters understood here: {known})",
+        redact(url)
+    ))
+}
+
+fn bad_value(url: &str, key: &str, value: &str, expected: &str) -> Error {
+    Error::Config(format!("database URL `{}`: {key}={value} is not one of {expected}", redact(url)))
+}
+
+/// libpq's (and psycopg2's) TLS parameters, which sqlx reads as they are.
+fn postgres_parameters(url: &str, query: &str) -> Result<Vec<String>> {
+    const MODES: [&str; 6] = ["disable", "allow", "prefer", "require", "verify-ca", "verify-full"];
+    const KNOWN: &str = "sslmode, sslrootcert, sslcert, sslkey, application_name, options";
+    let mut out = Vec::new();
+    for (key, value) in query_pairs(query) {
+        match key {
+            "sslmode" if MODES.contains(&value) => out.push(format!("sslmode={value}")),
+            "sslmode" => return Err(bad_value(url, key, value, &MODES.join(", "))),
+            "sslrootcert" | "sslcert" | "sslkey" | "application_name" | "options" => out.push(format!("{key}={value}")),
+            _ => return Err(unknown_parameter(url, key, KNOWN)),
+        }
+    }
+    Ok(out)
+}
+
+/// PyMySQL's and mysqlclient's TLS parameters as SQLAlchemy passes them
+/// (`ssl_ca`, `ssl_cert`, `ssl_key`, `ssl_verify_cert`,
+/// `ssl_verify_identity` / `ssl_check_hostname`, `ssl_mode`), mapped onto
+/// sqlx's `ssl-mode`: as PyMySQL does, a CA alone verifies the certificate
+/// (VERIFY_CA), and hostname checking makes it VERIFY_IDENTITY. libpq's
+/// `sslmode` words are understood too.
+fn mysql_parameters(url: &str, query: &str) -> Result<Vec<String>> {
+    const MODES: [&str; 5] = ["DISABLED", "PREFERRED", "REQUIRED", "VERIFY_CA", "VERIFY_IDENTITY"];
+    const KNOWN: &str =
+        "ssl_mode, ssl_ca, ssl_cert, ssl_key, ssl_verify_cert, ssl_verify_identity, ssl_check_hostname, charset";
+    let (mut mode, mut out) = (None::<String>, Vec::new());
+    let (mut has_ca, mut verify_cert, mut verify_identity) = (false, None::<bool>, false);
+    let flag = |key: &str, value: &str| match value.to_ascii_lowercase().as_str() {
+        "1" | "true" | "yes" | "on" => Ok(true),
+        "0" | "false" | "no" | "off" => Ok(false),
+        _ => Err(bad_value(url, key, value, "true, false")),
+    };
+    for (key, value) in query_pairs(query) {
+        match key.replace('-', "_").as_str() {
+            "ssl_mode" | "sslmode" => {
+                let upper = match value {
+                    "disable" => "DISABLED".to_owned(),
+                    "prefer" | "allow" => "PREFERRED".to_owned(),
+                    "require" => "REQUIRED".to_owned(),
+                    "verify-ca" => "VERIFY_CA".to_owned(),
+                    "verify-full" => "VERIFY_IDENTITY".to_owned(),
+                    other => other.to_ascii_uppercase(),
+                };
+                if !MODES.contains(&upper.as_str()) {
+                    return Err(bad_value(url, key, value, &MODES.join(", ")));
+                }
+                mode = Some(upper);
+            }
+            "ssl_ca" | "sslca" => {
+                has_ca = true;
+                out.push(format!("ssl-ca={value}"));
+            }
+            "ssl_cert" | "sslcert" => out.push(format!("ssl-cert={value}")),
+            "ssl_key" | "sslkey" => out.push(format!("ssl-key={value}")),
+            "ssl_verify_cert" => verify_cert = Some(flag(key, value)?),
+            "ssl_verify_identity" | "ssl_check_hostname" => verify_identity = flag(key, value)?,
+            "charset" => out.push(format!("charset={value}")),
+            _ => return Err(unknown_parameter(url, key, KNOWN)),
+        }
+    }
+    let implied = if verify_identity {
+        Some("VERIFY_IDENTITY")
+    } else if verify_cert == Some(true) || (has_ca && verify_cert != Some(false)) {
+        Some("VERIFY_CA")
+    } else if has_ca || verify_cert == Some(false) {
+        Some("REQUIRED")
+    } else {
+        None
+    };
+    if let Some(mode) = mode.or(implied.map(str::to_owned)) {
+        out.insert(0, format!("ssl-mode={mode}"));
+    }
+    Ok(out)
+}
+
+/// SQLite's own URL parameters.
+fn sqlite_parameters(url: &str, query: &str) -> Result<Vec<String>> {
+    let mut out = Vec::new();
+    for (key, value) in query_pairs(query) {
+        match key {
+            "mode" | "cache" | "immutable" | "vfs" => out.push(format!("{key}={value}")),
+            _ => return Err(unknown_parameter(url, key, "mode, cache, immutable, vfs")),
+        }
+    }
+    Ok(out)
+}
+
+fn normalize_base(url: &str, base: &str) -> Result<String> {
+    let Some((scheme, rest)) = base.split_once(':') else {
         return Err(bad_url(url, "it has no scheme"));
     };
     let base = scheme.split('+').next().unwrap_or(scheme).to_ascii_lowercase();
@@ -210,7 +329,13 @@ fn connect_error_text(url: &str, detail: &str) -> Error {
         Some(i) if detail[i + 9..].chars().all(|c| c.is_ascii_digit()) => detail[..i].to_owned(),
         _ => detail,
     };
-    let hint = if detail.contains("role")
+    let lower = detail.to_ascii_lowercase();
+    let hint = if ["tls", "ssl", "certificate", "handshake", "unknownissuer", "notvalidforname"]
+        .iter()
+        .any(|w| lower.contains(w))
+    {
+        "check the URL's TLS parameters (sslmode / sslrootcert, ssl_mode / ssl_ca): the CA must sign the server's certificate, and verify-full / VERIFY_IDENTITY needs the host name it was issued for"
+    } else if detail.contains("role")
         || detail.contains("Access denied")
         || detail.to_ascii_lowercase().contains("password")
     {
@@ -248,6 +373,50 @@ mod tests {
             ("postgres://u@h/", "names no database"),
             ("postgresql://u@h:5432?sslmode=disable", "names no database"),
             ("sqlite://", "names no file"),
+        ] {
+            let e = normalize_url(url).unwrap_err();
+            assert_eq!(e.exit_code(), 3, "{url}");
+            assert!(e.message().contains(needle), "{url}: {e}");
+        }
+    }
+
+    #[test]
+    fn tls_parameters_in_libpq_sqlalchemy_and_pymysql_spellings_map_onto_sqlx() {
+        let cases = [
+            (
+                "postgresql+psycopg2://u@h/ironic?sslmode=verify-full&sslrootcert=/ca.pem",
+                "postgres://u@h/ironic?sslmode=verify-full&sslrootcert=/ca.pem",
+            ),
+            ("postgresql://u@h/ironic?sslmode=require", "postgres://u@h/ironic?sslmode=require"),
+            ("mysql+pymysql://u@h/ironic?ssl_ca=/ca.pem", "mysql://u@h/ironic?ssl-mode=VERIFY_CA&ssl-ca=/ca.pem"),
+            (
+                "mysql+pymysql://u@h/ironic?ssl_ca=/ca.pem&ssl_verify_identity=true",
+                "mysql://u@h/ironic?ssl-mode=VERIFY_IDENTITY&ssl-ca=/ca.pem",
+            ),
+            (
+                "mysql+pymysql://u@h/ironic?ssl_ca=/ca.pem&ssl_verify_cert=false",
+                "mysql://u@h/ironic?ssl-mode=REQUIRED&ssl-ca=/ca.pem",
+            ),
+            ("mysql://u@h/ironic?ssl_mode=REQUIRED&charset=utf8", "mysql://u@h/ironic?ssl-mode=REQUIRED&charset=utf8"),
+            (
+                "mysql://u@h/ironic?sslmode=verify-full&ssl_cert=/c.pem&ssl_key=/k.pem",
+                "mysql://u@h/ironic?ssl-mode=VERIFY_IDENTITY&ssl-cert=/c.pem&ssl-key=/k.pem",
+            ),
+            ("sqlite://n.db?mode=rwc", "sqlite://n.db?mode=rwc"),
+        ];
+        for (given, expected) in cases {
+            assert_eq!(normalize_url(given).unwrap(), expected, "{given}");
+        }
+    }
+
+    #[test]
+    fn parameters_nodemaint_does_not_understand_are_refused_by_name() {
+        for (url, needle) in [
+            ("postgres://u@h/ironic?bogus=1", "parameter `bogus`"),
+            ("mysql+pymysql://u@h/ironic?ssl=true", "parameter `ssl`"),
+            ("sqlite://n.db?journal=wal", "parameter `journal`"),
+            ("postgres://u@h/ironic?sslmode=required", "sslmode=required is not one of"),
+            ("mysql://u@h/ironic?ssl_mode=SOMETIMES", "ssl_mode=SOMETIMES is not one of"),
         ] {
             let e = normalize_url(url).unwrap_err();
             assert_eq!(e.exit_code(), 3, "{url}");

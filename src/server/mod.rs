@@ -204,28 +204,23 @@ async fn read_body(State(state): State<AppState>, request: Request, next: Next) 
     // A request of its own for the body alone: the framework's limit applies
     // (2 MiB, [`MAX_BODY_BYTES`]) and its rejection says which failure it was.
     let read = tokio::time::timeout(state.body_timeout, axum::body::Bytes::from_request(Request::new(body), &())).await;
-    let bytes = match read {
-        Ok(Ok(bytes)) => bytes,
-        Ok(Err(rejection)) if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE => {
-            return ApiError::Fault(
-                StatusCode::PAYLOAD_TOO_LARGE,
-                format!("Request is too large. Larger than max_request_body_size ({MAX_BODY_BYTES})."),
-            )
-            .into_response();
-        }
-        Ok(Err(rejection)) => {
-            return ApiError::bad_request(format!("Cannot read the request body: {}", rejection.body_text()))
-                .into_response();
-        }
-        Err(_) => {
-            return ApiError::Fault(
-                StatusCode::REQUEST_TIMEOUT,
-                format!("The request body did not arrive within {}s; send it again.", state.body_timeout.as_secs()),
-            )
-            .into_response();
-        }
+    let refusal = match read {
+        Ok(Ok(bytes)) => return next.run(Request::from_parts(parts, axum::body::Body::from(bytes))).await,
+        Ok(Err(rejection)) if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE => ApiError::Fault(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            format!("Request is too large. Larger than max_request_body_size ({MAX_BODY_BYTES})."),
+        ),
+        Ok(Err(rejection)) => ApiError::bad_request(format!("Cannot read the request body: {}", rejection.body_text())),
+        Err(_) => ApiError::Fault(
+            StatusCode::REQUEST_TIMEOUT,
+            format!("The request body did not arrive within {}s; send it again.", state.body_timeout.as_secs()),
+        ),
     };
-    next.run(Request::from_parts(parts, axum::body::Body::from(bytes))).await
+    // The rest of the body is never read, so the connection cannot carry
+    // another request: say so, or a client reusing it reads garbage.
+    let mut response = refusal.into_response();
+    response.headers_mut().insert(axum::http::header::CONNECTION, HeaderValue::from_static("close"));
+    response
 }
 
 /// One line per request on stderr: method, path, status, latency, request id.

@@ -12,3 +12,4 @@ mod first_day;
 mod maintenance_cli;
 mod rolling_upgrade;
 mod scenarios;
+mod tls;
