@@ -22,6 +22,14 @@ pub const SQLITE_BUSY_TIMEOUT: Duration = Duration::from_secs(60);
 /// 8 MiB was slower (3.0–3.5 s) and 32 MiB no faster, at 43–49 MiB.
 pub const SQLITE_CACHE_KIB: u32 = 16 * 1024;
 
+/// Statements sent through pools opened while debug logging was on.
+static STATEMENTS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+/// How many statements this process has sent, when debug logging is on (0 otherwise).
+pub fn statements_sent() -> u64 {
+    STATEMENTS.load(std::sync::atomic::Ordering::Relaxed)
+}
+
 /// A pooled connection idle at least this long is pinged before use.
 pub const POOL_PING_AFTER_IDLE: Duration = Duration::from_secs(30);
 
@@ -291,7 +299,21 @@ pub async fn connect_for(url: &str, max_connections: Option<u32>, access: Access
     }
     let started = std::time::Instant::now();
     probe_server(url).await?;
-    let db = Database::connect(options).await.map_err(|e| connect_error(url, &e))?;
+    let mut db = Database::connect(options).await.map_err(|e| connect_error(url, &e))?;
+    // With -vv (or RUST_LOG=debug), count every statement and log each at
+    // trace level; otherwise the pool carries no callback at all.
+    if tracing::enabled!(tracing::Level::DEBUG) {
+        db.set_metric_callback(|info| {
+            STATEMENTS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            tracing::trace!(
+                target: "nodemaint::sql",
+                elapsed_us = info.elapsed.as_micros() as u64,
+                failed = info.failed,
+                "{}",
+                one_line(&info.statement.sql)
+            );
+        });
+    }
     db.execute_unprepared("SELECT 1").await.map_err(|e| connect_error(url, &e))?;
     tracing::debug!("connected to {} in {} ms", redact(url), started.elapsed().as_millis());
     Ok(db)

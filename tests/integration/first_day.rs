@@ -65,6 +65,10 @@ async fn quiet_prints_nothing_on_success_and_verbose_logs_the_work(t: TestDb) {
     assert!(log.contains("nodemaint reconcile finished in"), "{log}");
     let debug = t.cli(&["-vv", "db", "upgrade"]);
     assert!(stderr(&debug).contains("connected to"), "{}", stderr(&debug));
+    let counted = stderr(&debug);
+    let sent = counted.lines().find(|l| l.contains("SQL statement(s) sent")).unwrap_or_else(|| panic!("{counted}"));
+    let n: u64 = sent.split(" SQL statement").next().unwrap().rsplit(' ').next().unwrap().parse().unwrap();
+    assert!(n > 0, "{sent}");
 }
 
 /// SIGTERM or Ctrl-C during a long write: the bar goes, one line says what
