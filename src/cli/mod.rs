@@ -73,7 +73,10 @@ pub async fn run(cli: Cli) -> u8 {
         }
     };
     tracing::info!("nodemaint {name} finished in {:.1} s, exit code {code}", started.elapsed().as_secs_f64());
-    tracing::debug!("{} SQL statement(s) sent (each is logged at trace level, target nodemaint::sql)", db::statements_sent());
+    tracing::debug!(
+        "{} SQL statement(s) sent (each is logged at trace level, target nodemaint::sql)",
+        db::statements_sent()
+    );
     code
 }
 
