@@ -27,8 +27,73 @@ pub enum Error {
     /// The database user lacks a privilege the command needs (or an SQLite
     /// file is read-only); the message names it.
     Privileges(String),
-    /// Any other database failure. Nothing was written (the transaction rolled back).
-    Database(String),
+    /// Any other database failure. Nothing was written (the transaction
+    /// rolled back). `kind` says what the server's code meant.
+    Database { message: String, kind: DbFailure },
+}
+
+/// What a database failure was, decided from the server's codes (never its
+/// text) by [`DbFailure::classify`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DbFailure {
+    /// A deadlock, or a Galera certification conflict (reported as one):
+    /// retrying the whole transaction is safe.
+    Deadlock,
+    /// A serializable transaction lost to another: retry the whole transaction.
+    Serialization,
+    /// A lock wait gave up, or SQLite was busy or locked: retryable.
+    Busy,
+    /// A unique key refused the row.
+    UniqueViolation,
+    /// The user lacks a privilege (or the SQLite file is read-only).
+    Privilege,
+    /// Anything else.
+    Other,
+}
+
+/// Which server a code came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Server {
+    Postgres,
+    Mysql,
+    Sqlite,
+}
+
+impl DbFailure {
+    /// Classifies a server error from its SQLSTATE (PostgreSQL, MySQL) and
+    /// vendor number (MySQL's error number, SQLite's extended result code).
+    pub fn classify(server: Server, sqlstate: Option<&str>, number: Option<i64>) -> DbFailure {
+        match server {
+            Server::Postgres => match sqlstate.unwrap_or_default() {
+                "40P01" => DbFailure::Deadlock,
+                "40001" => DbFailure::Serialization,
+                "55P03" => DbFailure::Busy,
+                "23505" => DbFailure::UniqueViolation,
+                "42501" => DbFailure::Privilege,
+                _ => DbFailure::Other,
+            },
+            Server::Mysql => match number.unwrap_or_default() {
+                // 1213 is also how Galera reports a certification conflict.
+                1213 => DbFailure::Deadlock,
+                1205 => DbFailure::Busy,
+                1062 | 1586 => DbFailure::UniqueViolation,
+                1044 | 1142 | 1143 | 1227 => DbFailure::Privilege,
+                _ => DbFailure::Other,
+            },
+            // Primary result codes are the low byte of the extended ones.
+            Server::Sqlite => match number.unwrap_or_default() {
+                1555 | 2067 => DbFailure::UniqueViolation,
+                n if n & 0xff == 5 || n & 0xff == 6 => DbFailure::Busy,
+                n if n & 0xff == 8 => DbFailure::Privilege,
+                _ => DbFailure::Other,
+            },
+        }
+    }
+
+    /// Whether the whole transaction may simply be run again.
+    pub fn is_transient(self) -> bool {
+        matches!(self, DbFailure::Deadlock | DbFailure::Serialization | DbFailure::Busy)
+    }
 }
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
@@ -42,7 +107,7 @@ impl Error {
             Error::NotFound(_) => 404,
             Error::Conflict(_) => 409,
             Error::Unreachable(_) | Error::LockTimeout(_) => 503,
-            Error::Config(_) | Error::Schema(_) | Error::Database(_) | Error::Privileges(_) => 500,
+            Error::Config(_) | Error::Schema(_) | Error::Database { .. } | Error::Privileges(_) => 500,
         }
     }
 
@@ -57,7 +122,7 @@ impl Error {
             Error::Forbidden(_) => 8,
             Error::Conflict(_) => 9,
             Error::BadRequest(_) => 10,
-            Error::Database(_) => 11,
+            Error::Database { .. } => 11,
         }
     }
 
@@ -72,7 +137,7 @@ impl Error {
             | Error::Schema(m)
             | Error::LockTimeout(m)
             | Error::Privileges(m)
-            | Error::Database(m) => m,
+            | Error::Database { message: m, .. } => m,
         }
     }
 }
@@ -121,24 +186,24 @@ pub fn database_error(e: &DbErr) -> Option<&(dyn sqlx::error::DatabaseError + 's
     }
 }
 
-/// Whether the server refused for want of a privilege: PostgreSQL's
-/// SQLSTATE 42501, MySQL's 1142/1143 (command or column denied), or an
-/// SQLite file opened read-only (SQLITE_READONLY and its extended codes).
-fn is_privilege_error(db: &dyn sqlx::error::DatabaseError) -> bool {
+/// What the server's codes say `e` was (`Other` for a failure with no server error).
+pub fn failure_of(e: &DbErr) -> DbFailure {
+    let Some(db) = database_error(e) else { return DbFailure::Other };
+    let sqlstate = db.code();
     if let Some(mysql) = db.try_downcast_ref::<sqlx::mysql::MySqlDatabaseError>() {
-        return matches!(mysql.number(), 1142 | 1143 | 1044 | 1227);
+        return DbFailure::classify(Server::Mysql, sqlstate.as_deref(), Some(i64::from(mysql.number())));
     }
     if db.try_downcast_ref::<sqlx::sqlite::SqliteError>().is_some() {
-        return db.code().and_then(|c| c.parse::<i32>().ok()).is_some_and(|c| c & 0xff == 8);
+        // sqlx gives SQLite's extended result code as the "code".
+        return DbFailure::classify(Server::Sqlite, None, sqlstate.as_deref().and_then(|c| c.parse().ok()));
     }
-    db.code().as_deref() == Some("42501")
+    DbFailure::classify(Server::Postgres, sqlstate.as_deref(), None)
 }
 
 impl From<DbErr> for Error {
     fn from(e: DbErr) -> Self {
-        if let Some(db) = database_error(&e)
-            && is_privilege_error(db)
-        {
+        let kind = failure_of(&e);
+        if kind == DbFailure::Privilege {
             return Error::Privileges(format!(
                 "the database refused: {}; grant the database user the privilege named (Ironic's own database user has them all), or for SQLite make the file writable; nothing was changed",
                 describe(&e)
@@ -148,8 +213,16 @@ impl From<DbErr> for Error {
             DbErr::Conn(_) | DbErr::ConnectionAcquire(_) => {
                 Error::Unreachable(format!("lost the database connection: {}", describe(&e)))
             }
-            _ => Error::Database(format!("database error: {}; nothing was changed", describe(&e))),
+            _ => Error::Database { message: format!("database error: {}; nothing was changed", describe(&e)), kind },
         }
+    }
+}
+
+impl Error {
+    /// Whether the failed transaction may be run again as a whole
+    /// (a deadlock, a serialization failure, a busy or locked database).
+    pub fn is_transient(&self) -> bool {
+        matches!(self, Error::Database { kind, .. } if kind.is_transient())
     }
 }
 
@@ -169,6 +242,36 @@ mod tests {
             assert_eq!(e.http_status(), status);
             assert_eq!(e.exit_code(), code);
         }
+    }
+
+    #[test]
+    fn failures_are_classified_by_each_servers_codes() {
+        use DbFailure::*;
+        let cases = [
+            (Server::Postgres, Some("40P01"), None, Deadlock),
+            (Server::Postgres, Some("40001"), None, Serialization),
+            (Server::Postgres, Some("55P03"), None, Busy),
+            (Server::Postgres, Some("23505"), None, UniqueViolation),
+            (Server::Postgres, Some("42501"), None, Privilege),
+            (Server::Postgres, Some("42P01"), None, Other),
+            (Server::Mysql, Some("40001"), Some(1213), Deadlock),
+            (Server::Mysql, Some("HY000"), Some(1205), Busy),
+            (Server::Mysql, Some("23000"), Some(1062), UniqueViolation),
+            (Server::Mysql, Some("42000"), Some(1142), Privilege),
+            (Server::Mysql, Some("42S02"), Some(1146), Other),
+            (Server::Sqlite, None, Some(5), Busy),
+            (Server::Sqlite, None, Some(517), Busy),
+            (Server::Sqlite, None, Some(6), Busy),
+            (Server::Sqlite, None, Some(2067), UniqueViolation),
+            (Server::Sqlite, None, Some(1555), UniqueViolation),
+            (Server::Sqlite, None, Some(8), Privilege),
+            (Server::Sqlite, None, Some(787), Other),
+        ];
+        for (server, state, number, want) in cases {
+            assert_eq!(DbFailure::classify(server, state, number), want, "{server:?} {state:?} {number:?}");
+        }
+        assert!(Deadlock.is_transient() && Serialization.is_transient() && Busy.is_transient());
+        assert!(!UniqueViolation.is_transient() && !Other.is_transient() && !Privilege.is_transient());
     }
 
     #[test]

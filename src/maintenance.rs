@@ -23,7 +23,7 @@
 
 use crate::caller::Caller;
 use crate::entry::{self, EntryView};
-use crate::error::{Error, Result};
+use crate::error::{DbFailure, Error, Result};
 use crate::history::{self, Action, HistoryView};
 use crate::nodes::{NodeQuery, NodeView};
 use crate::policy::{self, Policy, defaults as rules};
@@ -69,11 +69,6 @@ struct Locked {
 
 /// How many times a transaction that lost a deadlock is retried.
 const TRANSIENT_RETRIES: usize = 5;
-
-/// Deadlocks and serialization failures: retrying the whole transaction is safe.
-fn is_transient(e: &Error) -> bool {
-    matches!(e, Error::Database(m) if m.contains("Deadlock") || m.contains("deadlock") || m.contains("could not serialize") || m.contains("database is locked"))
-}
 
 fn entry_not_found(uuid: &str, ident: &str) -> Error {
     Error::NotFound(format!("Maintenance entry {uuid} could not be found on node {ident}."))
@@ -129,7 +124,7 @@ impl Maintenance {
                 }
             };
             match result {
-                Err(e) if attempt <= TRANSIENT_RETRIES && is_transient(&e) => {
+                Err(e) if attempt <= TRANSIENT_RETRIES && e.is_transient() => {
                     tracing::debug!(attempt, "transaction retried: {e}");
                     continue;
                 }
@@ -502,13 +497,11 @@ async fn insert_entry(
     };
     entry.id = inserted.map_err(|e| match Error::from(e) {
         // The unique key backs the in-code duplicate check.
-        Error::Database(m) if m.to_ascii_lowercase().contains("unique") || m.contains("Duplicate") => {
-            Error::Conflict(format!(
-                "An identical maintenance entry (type {ty}, scope {}) is already active on node {}",
-                locked.authority.scope,
-                locked.node.uuid.as_deref().unwrap_or("?")
-            ))
-        }
+        Error::Database { kind: DbFailure::UniqueViolation, .. } => Error::Conflict(format!(
+            "An identical maintenance entry (type {ty}, scope {}) is already active on node {}",
+            locked.authority.scope,
+            locked.node.uuid.as_deref().unwrap_or("?")
+        )),
         other => other,
     })?;
     Ok(entry)

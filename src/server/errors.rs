@@ -92,7 +92,10 @@ mod tests {
             refused.error_message(),
             r#"{"code": 406, "title": "Not Acceptable", "description": "Invalid value for X-OpenStack-Ironic-API-Version header"}"#
         );
-        let db = ApiError::Library(nodemaint::Error::Database("database error: x; nothing was changed".into()));
+        let db = ApiError::Library(nodemaint::Error::Database {
+            message: "database error: x; nothing was changed".into(),
+            kind: nodemaint::error::DbFailure::Other,
+        });
         assert!(db.error_message().starts_with(r#"{"faultcode": "Server""#));
     }
 }
