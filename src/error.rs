@@ -219,6 +219,17 @@ impl From<DbErr> for Error {
 }
 
 impl Error {
+    /// 404 for a node that does not exist or that the caller may not see
+    /// (the API does not tell the two apart), in Ironic's words.
+    pub fn node_not_found(ident: &str) -> Error {
+        Error::NotFound(format!("Node {ident} could not be found."))
+    }
+
+    /// 404 for an entry that is not active on the node.
+    pub fn entry_not_found(uuid: &str, node: &str) -> Error {
+        Error::NotFound(format!("Maintenance entry {uuid} could not be found on node {node}."))
+    }
+
     /// Whether the failed transaction may be run again as a whole
     /// (a deadlock, a serialization failure, a busy or locked database).
     pub fn is_transient(&self) -> bool {

@@ -25,14 +25,14 @@ use crate::caller::Caller;
 use crate::entry::{self, EntryView};
 use crate::error::{DbFailure, Error, Result};
 use crate::history::{self, Action, HistoryView};
-use crate::nodes::{NodeQuery, NodeView};
+use crate::nodes::{self as nodes_store, NodeQuery, NodeView};
 use crate::policy::{self, Policy, defaults as rules};
 use crate::release::{self, Authority};
 use crate::scope::derive_scope;
 use crate::statements;
 use nodemaint_entity::vocab::{FAULT, LEGACY, fault_column, maintenance_reason_column};
 use nodemaint_entity::{Scope, node_history, node_maintenance, nodes};
-use nodemaint_migration::sql::{now_utc, stmt};
+use nodemaint_migration::sql::now_utc;
 use sea_orm::sea_query::Expr;
 use sea_orm::{
     ActiveValue::NotSet, ColumnTrait, Condition, ConnectionTrait, DatabaseConnection, DatabaseTransaction, DbBackend,
@@ -69,14 +69,6 @@ struct Locked {
 
 /// How many times a transaction that lost a deadlock is retried.
 const TRANSIENT_RETRIES: usize = 5;
-
-fn entry_not_found(uuid: &str, ident: &str) -> Error {
-    Error::NotFound(format!("Maintenance entry {uuid} could not be found on node {ident}."))
-}
-
-fn node_not_found(ident: &str) -> Error {
-    Error::NotFound(format!("Node {ident} could not be found."))
-}
 
 impl Maintenance {
     pub fn new(db: DatabaseConnection, policy: Policy) -> Maintenance {
@@ -135,20 +127,20 @@ impl Maintenance {
 
     /// The node, visible to the caller, without locking (reads).
     async fn visible<C: ConnectionTrait>(&self, db: &C, caller: &Caller, ident: &str) -> Result<Locked> {
-        let node = find_node(db, ident, false).await?;
+        let node = nodes_store::lookup(db, ident, false).await?;
         self.authority(caller, node, ident)
     }
 
     fn authority(&self, caller: &Caller, node: nodes::Model, ident: &str) -> Result<Locked> {
         let scope = derive_scope(caller, node.owner.as_deref(), node.lessee.as_deref(), self.policy.enforce_scope)
-            .ok_or_else(|| node_not_found(ident))?;
+            .ok_or_else(|| Error::node_not_found(ident))?;
         let authority = Authority { scope, project: caller.project_or_empty().to_owned() };
         Ok(Locked { node, authority })
     }
 
     /// Locks the node for this transaction and derives the caller's authority.
     async fn lock(&self, txn: &DatabaseTransaction, caller: &Caller, ident: &str) -> Result<Locked> {
-        let node = find_node(txn, ident, true).await?;
+        let node = nodes_store::lookup(txn, ident, true).await?;
         self.authority(caller, node, ident)
     }
 
@@ -237,7 +229,7 @@ impl Maintenance {
                     let entry = entries
                         .iter()
                         .find(|e| e.uuid == entry_uuid)
-                        .ok_or_else(|| entry_not_found(&entry_uuid, ident))?;
+                        .ok_or_else(|| Error::entry_not_found(&entry_uuid, ident))?;
                     release::release_all(
                         &locked.authority,
                         std::slice::from_ref(entry),
@@ -332,7 +324,7 @@ impl Maintenance {
             let (reason, conductor) = (reason.clone(), conductor.clone());
             async move {
                 let result = async {
-                    let node = find_node(&txn, ident, true).await?;
+                    let node = nodes_store::lookup(&txn, ident, true).await?;
                     let locked = Locked { node, authority: Authority { scope: Scope::System, project: String::new() } };
                     entry::check_reason(reason.as_deref())?;
                     let extra = Some(serde_json::json!({ "kind": kind }).to_string());
@@ -367,7 +359,7 @@ impl Maintenance {
             let conductor = conductor.clone();
             async move {
                 let result = async {
-                    let node = find_node(&txn, ident, true).await?;
+                    let node = nodes_store::lookup(&txn, ident, true).await?;
                     let entries = entries_of(&txn, node.id).await?;
                     let Some(fault) = entries.iter().find(|e| e.entry_type == FAULT) else {
                         return Ok(None);
@@ -401,29 +393,6 @@ impl Maintenance {
             .map(|row| HistoryView::from(row).for_caller(scope, node.owner.as_deref(), node.lessee.as_deref()))
             .collect())
     }
-}
-
-/// Finds a node by uuid or name; with `lock`, holds it for the transaction:
-/// `SELECT … FOR UPDATE` on PostgreSQL/MySQL; on SQLite a no-op write first,
-/// which takes the database's write lock before anything is read (a read
-/// that later upgrades to a write can fail with "database is locked"
-/// whatever the busy timeout).
-pub(crate) async fn find_node<C: ConnectionTrait>(db: &C, ident: &str, lock: bool) -> Result<nodes::Model> {
-    let by_uuid = uuid::Uuid::try_parse(ident).is_ok();
-    let (column, value) = if by_uuid { ("uuid", ident.to_ascii_lowercase()) } else { ("name", ident.to_owned()) };
-    let backend = db.get_database_backend();
-    if lock && backend == DbBackend::Sqlite {
-        db.execute_raw(stmt(
-            backend,
-            &format!("UPDATE nodes SET maintenance = maintenance WHERE {column} = ?"),
-            vec![value.clone().into()],
-        ))
-        .await?;
-    }
-    nodes::Model::find_by_statement(statements::find_node(backend, by_uuid, lock, value))
-        .one(db)
-        .await?
-        .ok_or_else(|| node_not_found(ident))
 }
 
 /// A node's entries in `asserted_at` order, ties by id.

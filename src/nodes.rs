@@ -1,17 +1,18 @@
-//! Nodes as an old (pre-upgrade) Ironic service sees them: create, find by
-//! uuid or name, list, and write the legacy columns (`maintenance`,
+//! Nodes: the one lookup by uuid or name (locking the node when asked),
+//! and nodes as an old (pre-upgrade) Ironic service sees them: create, list, and write the legacy columns (`maintenance`,
 //! `maintenance_reason`) directly, without touching `node_maintenance`.
 //! That is how `nodemaint node …` builds a fleet by hand, and how tests act
 //! as a not-yet-upgraded service.
 
 use crate::entry::check_reason;
 use crate::error::{Error, Result};
+use crate::statements;
 use nodemaint_entity::vocab::iso8601;
 use nodemaint_entity::{node_history, nodes};
-use nodemaint_migration::sql::now_utc;
+use nodemaint_migration::sql::{now_utc, stmt};
 use sea_orm::{
-    ActiveModelTrait, ActiveValue::Set, ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter, QueryOrder,
-    QuerySelect, TransactionTrait,
+    ActiveModelTrait, ActiveValue::Set, ColumnTrait, ConnectionTrait, DbBackend, EntityTrait, FromQueryResult,
+    QueryFilter, QueryOrder, QuerySelect, TransactionTrait,
 };
 use serde::Serialize;
 
@@ -47,18 +48,33 @@ impl From<&nodes::Model> for NodeView {
     }
 }
 
-/// Finds a node by uuid (when `ident` is one) or by name, as Ironic's API does.
+/// Finds a node by uuid (when `ident` is one) or by name, as Ironic's API
+/// does: the one node lookup every operation uses.
 pub async fn find<C: ConnectionTrait>(db: &C, ident: &str) -> Result<nodes::Model> {
-    let filter = if uuid::Uuid::try_parse(ident).is_ok() {
-        nodes::Column::Uuid.eq(ident.to_ascii_lowercase())
-    } else {
-        nodes::Column::Name.eq(ident)
-    };
-    nodes::Entity::find()
-        .filter(filter)
+    lookup(db, ident, false).await
+}
+
+/// [`find`]; with `lock`, holds the node for the transaction:
+/// `SELECT … FOR UPDATE` on PostgreSQL/MySQL; on SQLite a no-op write first,
+/// which takes the database's write lock before anything is read (a read
+/// that later upgrades to a write can fail with "database is locked"
+/// whatever the busy timeout).
+pub(crate) async fn lookup<C: ConnectionTrait>(db: &C, ident: &str, lock: bool) -> Result<nodes::Model> {
+    let by_uuid = uuid::Uuid::try_parse(ident).is_ok();
+    let (column, value) = if by_uuid { ("uuid", ident.to_ascii_lowercase()) } else { ("name", ident.to_owned()) };
+    let backend = db.get_database_backend();
+    if lock && backend == DbBackend::Sqlite {
+        db.execute_raw(stmt(
+            backend,
+            &format!("UPDATE nodes SET maintenance = maintenance WHERE {column} = ?"),
+            vec![value.clone().into()],
+        ))
+        .await?;
+    }
+    nodes::Model::find_by_statement(statements::find_node(backend, by_uuid, lock, value))
         .one(db)
         .await?
-        .ok_or_else(|| Error::NotFound(format!("Node {ident} could not be found.")))
+        .ok_or_else(|| Error::node_not_found(ident))
 }
 
 #[derive(Debug, Clone, Default)]

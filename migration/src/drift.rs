@@ -6,7 +6,7 @@
 //! which are loaded and judged by a pure [`classify`].
 
 use crate::backfill::Progress;
-use nodemaint_entity::vocab::{FAULT, LEGACY, maintenance_reason_column};
+use nodemaint_entity::vocab::{LEGACY, REGISTRY, maintenance_reason_column};
 use nodemaint_entity::{EntryType, node_maintenance, nodes};
 use sea_orm::{
     ColumnTrait, ConnectionTrait, DbBackend, DbErr, EntityTrait, QueryFilter, QueryOrder, Statement,
@@ -118,7 +118,7 @@ pub fn classify(nodes: &[nodes::Model], entries: &[node_maintenance::Model], pin
                 drift.kinds.push(DriftKind::MaintainedWithoutEntry);
                 drift.create_legacy_for_empty = true;
             } else {
-                for ty in [LEGACY, FAULT] {
+                for ty in REGISTRY.iter().filter(|t| t.one_per_node).map(|t| t.name) {
                     let extra: Vec<&&node_maintenance::Model> =
                         es.iter().filter(|e| e.entry_type == ty).skip(1).collect();
                     for e in extra {

@@ -41,11 +41,6 @@ pub(crate) async fn count(c: &crate::Context, sql: &str) -> Result<i64, String> 
             .await
             .map_err(|e| e.to_string())?
             .ok_or("no row")?;
-    int_at(&row, 0)
+    crate::census::int_at(&row, 0)
         .or_else(|_| row.try_get_by_index::<Option<i64>>(0).map(|v| v.unwrap_or(0)).map_err(|e| e.to_string()))
-}
-
-/// Column `i` of a row as an integer, whichever width the backend returns.
-pub(crate) fn int_at(row: &sea_orm::QueryResult, i: usize) -> Result<i64, String> {
-    row.try_get_by_index::<i64>(i).or_else(|_| row.try_get_by_index::<i32>(i).map(i64::from)).map_err(|e| e.to_string())
 }
