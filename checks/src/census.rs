@@ -59,6 +59,11 @@ impl Census {
     }
 }
 
+/// Column `i` of a row as an integer, whichever width the backend returns.
+pub(crate) fn int_at(row: &sea_orm::QueryResult, i: usize) -> Result<i64, String> {
+    row.try_get_by_index::<i64>(i).or_else(|_| row.try_get_by_index::<i32>(i).map(i64::from)).map_err(|e| e.to_string())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -87,9 +92,4 @@ mod tests {
         assert_eq!(census.types, vec![row("hardware", 2, 2, 0, 1, 1), row("legacy", 3, 2, 1, 0, 1)]);
         assert_eq!(census.total(|t| t.entries), 5);
     }
-}
-
-/// Column `i` of a row as an integer, whichever width the backend returns.
-pub(crate) fn int_at(row: &sea_orm::QueryResult, i: usize) -> Result<i64, String> {
-    row.try_get_by_index::<i64>(i).or_else(|_| row.try_get_by_index::<i32>(i).map(i64::from)).map_err(|e| e.to_string())
 }
