@@ -27,6 +27,7 @@ pub mod release;
 pub mod schema;
 pub mod scope;
 mod statements;
+mod transaction;
 
 pub use caller::Caller;
 pub use entry::EntryView;

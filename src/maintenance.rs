@@ -30,13 +30,14 @@ use crate::policy::{self, Policy, defaults as rules};
 use crate::release::{self, Authority};
 use crate::scope::derive_scope;
 use crate::statements;
+use crate::transaction;
 use nodemaint_entity::vocab::{FAULT, LEGACY, fault_column, maintenance_reason_column};
 use nodemaint_entity::{Scope, node_history, node_maintenance, nodes};
 use nodemaint_migration::sql::now_utc;
 use sea_orm::sea_query::Expr;
 use sea_orm::{
     ActiveValue::NotSet, ColumnTrait, Condition, ConnectionTrait, DatabaseConnection, DatabaseTransaction, DbBackend,
-    DbErr, EntityTrait, FromQueryResult, QueryFilter, QueryOrder, QuerySelect, TransactionTrait,
+    DbErr, EntityTrait, FromQueryResult, QueryFilter, QueryOrder, QuerySelect,
 };
 use std::future::Future;
 use std::sync::Arc;
@@ -67,9 +68,6 @@ struct Locked {
     authority: Authority,
 }
 
-/// How many times a transaction that lost a deadlock is retried.
-const TRANSIENT_RETRIES: usize = 5;
-
 impl Maintenance {
     pub fn new(db: DatabaseConnection, policy: Policy) -> Maintenance {
         // SQLite has one writer at a time. Left to themselves, writers that
@@ -90,12 +88,12 @@ impl Maintenance {
         &self.db
     }
 
-    /// Runs `op` in a transaction, committing on success and retrying the
-    /// whole transaction when the database reports a deadlock.
+    /// Runs `op` through the transaction runner (`transaction::run`), on
+    /// SQLite one writer of this service at a time.
     async fn in_transaction<T, F, Fut>(&self, op: F) -> Result<T>
     where
-        F: Fn(DatabaseTransaction) -> Fut,
-        Fut: Future<Output = (DatabaseTransaction, Result<T>)>,
+        F: Fn(Arc<DatabaseTransaction>) -> Fut,
+        Fut: Future<Output = Result<T>>,
     {
         // Held until the transaction (and any retry) ends; the semaphore is
         // never closed, so acquiring cannot fail.
@@ -103,26 +101,7 @@ impl Maintenance {
             Some(queue) => queue.acquire().await.ok(),
             None => None,
         };
-        let mut attempt = 0;
-        loop {
-            attempt += 1;
-            let txn = self.db.begin().await?;
-            let (txn, result) = op(txn).await;
-            let result = match result {
-                Ok(value) => txn.commit().await.map(|()| value).map_err(Error::from),
-                Err(e) => {
-                    txn.rollback().await.ok();
-                    Err(e)
-                }
-            };
-            match result {
-                Err(e) if attempt <= TRANSIENT_RETRIES && e.is_transient() => {
-                    tracing::debug!(attempt, "transaction retried: {e}");
-                    continue;
-                }
-                other => return other,
-            }
-        }
+        transaction::run(&self.db, op).await
     }
 
     /// The node, visible to the caller, without locking (reads).
@@ -192,23 +171,20 @@ impl Maintenance {
         self.in_transaction(|txn| {
             let request = request.clone();
             async move {
-                let result = async {
-                    let locked = self.lock(&txn, caller, ident).await?;
-                    self.policy.authorize(rules::MAINTENANCE_ADD, caller, &policy::node_target(&locked.node))?;
-                    let ty = entry::typed_api_type(&request.entry_type)?;
-                    entry::check_reason(request.reason.as_deref())?;
-                    let extra = entry::check_extra(request.extra.as_ref())?;
-                    entry::check_identity("User id", &caller.user_id)?;
-                    entry::check_identity("Project id", caller.project_or_empty())?;
-                    let entries = entries_of(&txn, locked.node.id).await?;
-                    refuse_duplicate(&entries, ty.name, locked.authority.scope, &locked.authority.project, ident)?;
-                    let created = insert_entry(&txn, &locked, caller, ty.name, request.reason, extra).await?;
-                    history::record(&txn, Action::Asserted, &created, caller, None).await?;
-                    sync_node(&txn, &locked.node, &entries, &with_entry(&entries, &created)).await?;
-                    Ok(EntryView::for_caller(&created, locked.authority.scope))
-                }
-                .await;
-                (txn, result)
+                let txn = &*txn;
+                let locked = self.lock(txn, caller, ident).await?;
+                self.policy.authorize(rules::MAINTENANCE_ADD, caller, &policy::node_target(&locked.node))?;
+                let ty = entry::typed_api_type(&request.entry_type)?;
+                entry::check_reason(request.reason.as_deref())?;
+                let extra = entry::check_extra(request.extra.as_ref())?;
+                entry::check_identity("User id", &caller.user_id)?;
+                entry::check_identity("Project id", caller.project_or_empty())?;
+                let entries = entries_of(txn, locked.node.id).await?;
+                refuse_duplicate(&entries, ty.name, locked.authority.scope, &locked.authority.project, ident)?;
+                let created = insert_entry(txn, &locked, caller, ty.name, request.reason, extra).await?;
+                history::record(txn, Action::Asserted, &created, caller, None).await?;
+                sync_node(txn, &locked.node, &entries, &with_entry(&entries, &created)).await?;
+                Ok(EntryView::for_caller(&created, locked.authority.scope))
             }
         })
         .await
@@ -223,32 +199,20 @@ impl Maintenance {
         self.in_transaction(|txn| {
             let entry_uuid = entry_uuid.clone();
             async move {
-                let result = async {
-                    let locked = self.lock(&txn, caller, ident).await?;
-                    let entries = entries_of(&txn, locked.node.id).await?;
-                    let entry = entries
-                        .iter()
-                        .find(|e| e.uuid == entry_uuid)
-                        .ok_or_else(|| Error::entry_not_found(&entry_uuid, ident))?;
-                    release::release_all(
-                        &locked.authority,
-                        std::slice::from_ref(entry),
-                        rules::MAINTENANCE_REMOVE,
-                        |e| {
-                            self.policy.enforce(
-                                rules::MAINTENANCE_REMOVE,
-                                caller,
-                                &policy::entry_target(&locked.node, e),
-                            )
-                        },
-                    )
-                    .map_err(Error::Forbidden)?;
-                    delete_entries(&txn, std::slice::from_ref(entry), caller, None).await?;
-                    sync_node(&txn, &locked.node, &entries, &without_entry(&entries, entry)).await?;
-                    Ok(EntryView::for_caller(entry, locked.authority.scope))
-                }
-                .await;
-                (txn, result)
+                let txn = &*txn;
+                let locked = self.lock(txn, caller, ident).await?;
+                let entries = entries_of(txn, locked.node.id).await?;
+                let entry = entries
+                    .iter()
+                    .find(|e| e.uuid == entry_uuid)
+                    .ok_or_else(|| Error::entry_not_found(&entry_uuid, ident))?;
+                release::release_all(&locked.authority, std::slice::from_ref(entry), rules::MAINTENANCE_REMOVE, |e| {
+                    self.policy.enforce(rules::MAINTENANCE_REMOVE, caller, &policy::entry_target(&locked.node, e))
+                })
+                .map_err(Error::Forbidden)?;
+                delete_entries(txn, std::slice::from_ref(entry), caller, None).await?;
+                sync_node(txn, &locked.node, &entries, &without_entry(&entries, entry)).await?;
+                Ok(EntryView::for_caller(entry, locked.authority.scope))
             }
         })
         .await
@@ -258,20 +222,17 @@ impl Maintenance {
     /// and the boolean unset). Returns what was released.
     pub async fn release_all(&self, caller: &Caller, ident: &str) -> Result<Vec<EntryView>> {
         self.in_transaction(|txn| async move {
-            let result = async {
-                let locked = self.lock(&txn, caller, ident).await?;
-                self.policy.authorize(rules::CLEAR_MAINTENANCE, caller, &policy::node_target(&locked.node))?;
-                let entries = entries_of(&txn, locked.node.id).await?;
-                release::release_all(&locked.authority, &entries, rules::MAINTENANCE_REMOVE, |e| {
-                    self.policy.enforce(rules::MAINTENANCE_REMOVE, caller, &policy::entry_target(&locked.node, e))
-                })
-                .map_err(Error::Forbidden)?;
-                delete_entries(&txn, &entries, caller, None).await?;
-                sync_node(&txn, &locked.node, &entries, &[]).await?;
-                Ok(entries.iter().map(|e| EntryView::for_caller(e, locked.authority.scope)).collect())
-            }
-            .await;
-            (txn, result)
+            let txn = &*txn;
+            let locked = self.lock(txn, caller, ident).await?;
+            self.policy.authorize(rules::CLEAR_MAINTENANCE, caller, &policy::node_target(&locked.node))?;
+            let entries = entries_of(txn, locked.node.id).await?;
+            release::release_all(&locked.authority, &entries, rules::MAINTENANCE_REMOVE, |e| {
+                self.policy.enforce(rules::MAINTENANCE_REMOVE, caller, &policy::entry_target(&locked.node, e))
+            })
+            .map_err(Error::Forbidden)?;
+            delete_entries(txn, &entries, caller, None).await?;
+            sync_node(txn, &locked.node, &entries, &[]).await?;
+            Ok(entries.iter().map(|e| EntryView::for_caller(e, locked.authority.scope)).collect())
         })
         .await
     }
@@ -282,30 +243,16 @@ impl Maintenance {
         self.in_transaction(|txn| {
             let reason = reason.clone();
             async move {
-                let result = async {
-                    let locked = self.lock(&txn, caller, ident).await?;
-                    self.policy.authorize(rules::SET_MAINTENANCE, caller, &policy::node_target(&locked.node))?;
-                    entry::check_reason(reason.as_deref())?;
-                    entry::check_identity("User id", &caller.user_id)?;
-                    entry::check_identity("Project id", caller.project_or_empty())?;
-                    let entries = entries_of(&txn, locked.node.id).await?;
-                    let entry = match entries.iter().find(|e| e.entry_type == LEGACY) {
-                        Some(existing) => {
-                            let updated = update_entry(&txn, existing, reason, None).await?;
-                            history::record(&txn, Action::Updated, &updated, caller, None).await?;
-                            updated
-                        }
-                        None => {
-                            let created = insert_entry(&txn, &locked, caller, LEGACY, reason, None).await?;
-                            history::record(&txn, Action::Asserted, &created, caller, None).await?;
-                            created
-                        }
-                    };
-                    sync_node(&txn, &locked.node, &entries, &with_entry(&entries, &entry)).await?;
-                    Ok(EntryView::for_caller(&entry, locked.authority.scope))
-                }
-                .await;
-                (txn, result)
+                let txn = &*txn;
+                let locked = self.lock(txn, caller, ident).await?;
+                self.policy.authorize(rules::SET_MAINTENANCE, caller, &policy::node_target(&locked.node))?;
+                entry::check_reason(reason.as_deref())?;
+                entry::check_identity("User id", &caller.user_id)?;
+                entry::check_identity("Project id", caller.project_or_empty())?;
+                let entries = entries_of(txn, locked.node.id).await?;
+                let entry = assert_single(txn, &locked, &entries, caller, LEGACY, reason, None).await?;
+                sync_node(txn, &locked.node, &entries, &with_entry(&entries, &entry)).await?;
+                Ok(EntryView::for_caller(&entry, locked.authority.scope))
             }
         })
         .await
@@ -323,29 +270,15 @@ impl Maintenance {
         self.in_transaction(|txn| {
             let (reason, conductor) = (reason.clone(), conductor.clone());
             async move {
-                let result = async {
-                    let node = nodes_store::lookup(&txn, ident, true).await?;
-                    let locked = Locked { node, authority: Authority { scope: Scope::System, project: String::new() } };
-                    entry::check_reason(reason.as_deref())?;
-                    let extra = Some(serde_json::json!({ "kind": kind }).to_string());
-                    let entries = entries_of(&txn, locked.node.id).await?;
-                    let entry = match entries.iter().find(|e| e.entry_type == FAULT) {
-                        Some(existing) => {
-                            let updated = update_entry(&txn, existing, reason, extra).await?;
-                            history::record(&txn, Action::Updated, &updated, &conductor, None).await?;
-                            updated
-                        }
-                        None => {
-                            let created = insert_entry(&txn, &locked, &conductor, FAULT, reason, extra).await?;
-                            history::record(&txn, Action::Asserted, &created, &conductor, None).await?;
-                            created
-                        }
-                    };
-                    sync_node(&txn, &locked.node, &entries, &with_entry(&entries, &entry)).await?;
-                    Ok(EntryView::for_caller(&entry, Scope::System))
-                }
-                .await;
-                (txn, result)
+                let txn = &*txn;
+                let node = nodes_store::lookup(txn, ident, true).await?;
+                let locked = Locked { node, authority: Authority { scope: Scope::System, project: String::new() } };
+                entry::check_reason(reason.as_deref())?;
+                let extra = Some(serde_json::json!({ "kind": kind }).to_string());
+                let entries = entries_of(txn, locked.node.id).await?;
+                let entry = assert_single(txn, &locked, &entries, &conductor, FAULT, reason, extra).await?;
+                sync_node(txn, &locked.node, &entries, &with_entry(&entries, &entry)).await?;
+                Ok(EntryView::for_caller(&entry, Scope::System))
             }
         })
         .await
@@ -358,18 +291,15 @@ impl Maintenance {
         self.in_transaction(|txn| {
             let conductor = conductor.clone();
             async move {
-                let result = async {
-                    let node = nodes_store::lookup(&txn, ident, true).await?;
-                    let entries = entries_of(&txn, node.id).await?;
-                    let Some(fault) = entries.iter().find(|e| e.entry_type == FAULT) else {
-                        return Ok(None);
-                    };
-                    delete_entries(&txn, std::slice::from_ref(fault), &conductor, None).await?;
-                    sync_node(&txn, &node, &entries, &without_entry(&entries, fault)).await?;
-                    Ok(Some(EntryView::for_caller(fault, Scope::System)))
-                }
-                .await;
-                (txn, result)
+                let txn = &*txn;
+                let node = nodes_store::lookup(txn, ident, true).await?;
+                let entries = entries_of(txn, node.id).await?;
+                let Some(fault) = entries.iter().find(|e| e.entry_type == FAULT) else {
+                    return Ok(None);
+                };
+                delete_entries(txn, std::slice::from_ref(fault), &conductor, None).await?;
+                sync_node(txn, &node, &entries, &without_entry(&entries, fault)).await?;
+                Ok(Some(EntryView::for_caller(fault, Scope::System)))
             }
         })
         .await
@@ -473,6 +403,26 @@ async fn insert_entry(
         )),
         other => other,
     })?;
+    Ok(entry)
+}
+
+/// Asserts the node's one entry of a one-per-node type (`legacy`, `fault`):
+/// updates the reason (and `extra` when given) of the one in `entries`,
+/// keeping its asserter and scope, or inserts it; one history event either way.
+async fn assert_single(
+    txn: &DatabaseTransaction,
+    locked: &Locked,
+    entries: &[node_maintenance::Model],
+    actor: &Caller,
+    ty: &str,
+    reason: Option<String>,
+    extra: Option<String>,
+) -> Result<node_maintenance::Model> {
+    let (entry, action) = match entries.iter().find(|e| e.entry_type == ty) {
+        Some(existing) => (update_entry(txn, existing, reason, extra).await?, Action::Updated),
+        None => (insert_entry(txn, locked, actor, ty, reason, extra).await?, Action::Asserted),
+    };
+    history::record(txn, action, &entry, actor, None).await?;
     Ok(entry)
 }
 

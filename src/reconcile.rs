@@ -14,6 +14,7 @@ use crate::caller::Caller;
 use crate::error::{Error, Result};
 use crate::history::{self, Action};
 use crate::schema;
+use crate::transaction;
 use nodemaint_entity::vocab::maintenance_reason_column;
 use nodemaint_entity::{node_history, node_maintenance};
 use nodemaint_migration::backfill::{self, Missing, NodeSet, Progress};
@@ -21,8 +22,7 @@ use nodemaint_migration::drift::{self, DriftKind, LegacyFix, NodeDrift, RECONCIL
 use nodemaint_migration::lock::{self, LockError, RECONCILE_LOCK};
 use nodemaint_migration::sql::{now_utc, stmt};
 use sea_orm::{
-    ColumnTrait, ConnectionTrait, DatabaseConnection, DatabaseTransaction, DbBackend, EntityTrait, QueryFilter,
-    TransactionTrait, Value,
+    ColumnTrait, ConnectionTrait, DatabaseConnection, DatabaseTransaction, DbBackend, EntityTrait, QueryFilter, Value,
 };
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -283,7 +283,7 @@ async fn repair_window(
     Ok(())
 }
 
-/// Locks `ids` for this transaction (see `maintenance::find_node` for SQLite).
+/// Locks `ids` for this transaction (see `nodes::lookup` for SQLite).
 async fn lock_nodes(txn: &DatabaseTransaction, ids: &[i32]) -> Result<()> {
     let backend = txn.get_database_backend();
     let marks = vec!["?"; ids.len()].join(", ");
@@ -299,16 +299,19 @@ async fn lock_nodes(txn: &DatabaseTransaction, ids: &[i32]) -> Result<()> {
 /// Repairs the drift of the candidates `ids` in one transaction; returns
 /// what it repaired (classified under the lock, so only real drift).
 async fn repair_nodes(db: &DatabaseConnection, ids: &[i32], pinned: bool) -> Result<Vec<NodeDrift>> {
-    let txn = db.begin().await?;
-    let mut repaired = Vec::new();
-    // Each step's statements list its nodes (IN lists, VALUES rows), so the
-    // transaction goes LOAD_CHUNK nodes at a time, under every backend's
-    // parameter limit, however many --batch-size puts in it.
-    for chunk in ids.chunks(drift::LOAD_CHUNK) {
-        repaired.extend(repair_chunk(&txn, chunk, pinned).await?);
-    }
-    txn.commit().await?;
-    Ok(repaired)
+    // Through the transaction runner: a batch that loses a deadlock to an
+    // API request is run again whole, and classified again under its locks.
+    transaction::run(db, |txn| async move {
+        let mut repaired = Vec::new();
+        // Each step's statements list its nodes (IN lists, VALUES rows), so
+        // the transaction goes LOAD_CHUNK nodes at a time, under every
+        // backend's parameter limit, however many --batch-size puts in it.
+        for chunk in ids.chunks(drift::LOAD_CHUNK) {
+            repaired.extend(repair_chunk(&txn, chunk, pinned).await?);
+        }
+        Ok(repaired)
+    })
+    .await
 }
 
 /// Locks `ids` in `txn`, classifies them under the lock and repairs them.
