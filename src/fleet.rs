@@ -5,8 +5,8 @@
 //! `LK_OP|HW_ERR: …`, plain text, or none).
 
 use crate::error::{Error, Result};
-use nodemaint_migration::backfill::Progress;
-use nodemaint_migration::sql::{now_utc, stmt};
+use nodemaint_runtime::progress::Progress;
+use nodemaint_runtime::sql::{now_utc, stmt};
 use sea_orm::{ConnectionTrait, DatabaseConnection, TransactionTrait, Value};
 use serde::Serialize;
 

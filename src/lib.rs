@@ -1,39 +1,45 @@
 //! nodemaint: typed node maintenance for OpenStack Ironic.
 //!
-//! This crate is what the CLI and an API service share: database URLs and
-//! connections ([`db`]), schema upgrades under a lock ([`schema`]), legacy
-//! node access ([`nodes`]) and fleet seeding ([`fleet`]), configuration
-//! ([`config`]) and one error type whose variants carry their HTTP status and
-//! exit code ([`error`]). The schema itself is in `nodemaint-migration`, the
-//! tables in `nodemaint-entity`, the upgrade checks in `nodemaint-checks`.
+//! This crate is what the CLI and an API service share. An API service needs
+//! [`Maintenance`] (every operation of the spec's REST API, each one
+//! transaction that keeps `nodes.maintenance`, the synthesised reason, the
+//! fault column and node history in step with the entries), a [`Caller`]
+//! built from the request's credentials, a [`Policy`], and [`Error`], whose
+//! variants carry their HTTP status.
+//!
+//! The folders say what kind of code is where: [`authority`] is the pure
+//! authority model (scope derivation, release floors, policy, masking, entry
+//! validation); [`store`] sends SQL (connections, the transaction runner,
+//! the node lookup and lock, history); the operations sit above them
+//! ([`maintenance`], [`reconcile`] after the release pin lifts, [`schema`]
+//! for upgrades under a lock, [`fleet`] seeding). The schema history is in
+//! `nodemaint-migration`, the tables in `nodemaint-entity`, the upgrade
+//! checks in `nodemaint-checks`.
 //!
 //! Not for: rendering. The binary (`src/main.rs`, `src/cli/`) parses
 //! arguments, calls into here, and prints; its REST API (`src/server/`)
 //! is built on this crate's public items alone.
 
-pub mod caller;
+pub mod authority;
 pub mod config;
-pub mod db;
-pub mod entry;
 pub mod error;
 pub mod fleet;
-pub mod history;
 pub mod maintenance;
-pub mod masking;
-pub mod nodes;
-pub mod policy;
 pub mod reconcile;
-pub mod release;
 pub mod schema;
-pub mod scope;
-mod statements;
-mod transaction;
+pub mod store;
 
-pub use caller::Caller;
-pub use entry::EntryView;
+// What an API service needs, at the root.
+pub use authority::caller::Caller;
+pub use authority::entry::EntryView;
+pub use authority::policy::Policy;
 pub use error::{Error, Result};
 pub use maintenance::{Maintenance, NewEntry};
 pub use nodemaint_entity as entity;
 pub use nodemaint_entity::Scope;
 pub use nodemaint_migration as migration;
-pub use policy::Policy;
+pub use nodemaint_runtime as runtime;
+pub use store::history::HistoryView;
+pub use store::nodes::{NodeQuery, NodeView};
+// The store's modules the CLI, the tests and the benchmark use by name.
+pub use store::{db, nodes};

@@ -21,19 +21,19 @@
 //! # }
 //! ```
 
-use crate::caller::Caller;
-use crate::entry::{self, EntryView};
+use crate::authority::caller::Caller;
+use crate::authority::entry::{self, EntryView};
+use crate::authority::policy::{self, Policy, defaults as rules};
+use crate::authority::release::{self, Authority};
+use crate::authority::scope::derive_scope;
 use crate::error::{DbFailure, Error, Result};
-use crate::history::{self, Action, HistoryView};
-use crate::nodes::{self as nodes_store, NodeQuery, NodeView};
-use crate::policy::{self, Policy, defaults as rules};
-use crate::release::{self, Authority};
-use crate::scope::derive_scope;
-use crate::statements;
-use crate::transaction;
+use crate::store::history::{self, Action, HistoryView};
+use crate::store::nodes::{self as nodes_store, NodeQuery, NodeView};
+use crate::store::statements;
+use crate::store::transaction;
 use nodemaint_entity::vocab::{FAULT, LEGACY, fault_column, maintenance_reason_column};
 use nodemaint_entity::{Scope, node_history, node_maintenance, nodes};
-use nodemaint_migration::sql::now_utc;
+use nodemaint_runtime::sql::now_utc;
 use sea_orm::sea_query::Expr;
 use sea_orm::{
     ActiveValue::NotSet, ColumnTrait, Condition, ConnectionTrait, DatabaseConnection, DatabaseTransaction, DbBackend,

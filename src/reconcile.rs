@@ -1,7 +1,7 @@
 //! `reconcile`: after the release pin lifts (and from cron at any time),
 //! converge `node_maintenance` with the legacy columns that services of the
 //! pinned release kept writing. Detection is read-only and set-based
-//! (`nodemaint_migration::drift`, one query per window of node ids, which
+//! (`nodemaint_runtime::drift`, one query per window of node ids, which
 //! returns only the candidates); candidates are repaired `--batch-size` at a
 //! time, each batch in one transaction that locks just those nodes,
 //! classifies them under the lock (so a concurrent reconcile or API call is
@@ -10,17 +10,18 @@
 //! multi-row insert for history, one `DELETE … IN`, one `UPDATE … CASE` that
 //! re-synthesises the boolean and the reason column.
 
-use crate::caller::Caller;
+use crate::authority::caller::Caller;
 use crate::error::{Error, Result};
-use crate::history::{self, Action};
 use crate::schema;
-use crate::transaction;
+use crate::store::history::{self, Action};
+use crate::store::transaction;
 use nodemaint_entity::vocab::maintenance_reason_column;
 use nodemaint_entity::{node_history, node_maintenance};
-use nodemaint_migration::backfill::{self, Missing, NodeSet, Progress};
-use nodemaint_migration::drift::{self, DriftKind, LegacyFix, NodeDrift, RECONCILE_ASSERTER};
-use nodemaint_migration::lock::{self, LockError, RECONCILE_LOCK};
-use nodemaint_migration::sql::{now_utc, stmt};
+use nodemaint_migration::backfill::{self, Missing, NodeSet};
+use nodemaint_runtime::drift::{self, DriftKind, LegacyFix, NodeDrift, RECONCILE_ASSERTER};
+use nodemaint_runtime::lock::{self, LockError, RECONCILE_LOCK};
+use nodemaint_runtime::progress::{NoProgress, Progress};
+use nodemaint_runtime::sql::{now_utc, stmt};
 use sea_orm::{
     ColumnTrait, ConnectionTrait, DatabaseConnection, DatabaseTransaction, DbBackend, EntityTrait, QueryFilter, Value,
 };
@@ -71,7 +72,7 @@ impl Default for ReconcileOptions {
             dry_run: false,
             pinned: None,
             lock_timeout: Duration::from_secs(300),
-            progress: Arc::new(backfill::NoProgress),
+            progress: Arc::new(NoProgress),
             on_wait: Box::new(|| {}),
         }
     }
@@ -184,7 +185,7 @@ pub async fn reconcile(db: &DatabaseConnection, url: &str, mut options: Reconcil
             .map_err(|e| match e {
                 LockError::Timeout { waited, .. } => Error::LockTimeout(format!(
                     "another nodemaint reconcile held the reconcile lock on {} for {}s; it is doing this work already",
-                    crate::db::redact(url),
+                    crate::store::db::redact(url),
                     waited.as_secs()
                 )),
                 LockError::Db(e) => Error::from(e),

@@ -1,13 +1,14 @@
 //! Schema operations behind `nodemaint db`: upgrade (migrations + backfill,
 //! under the migration lock), status, and downgrade.
 
-use crate::db::redact;
 use crate::error::{Error, Result};
+use crate::store::db::redact;
 use chrono::{DateTime, Utc};
-use nodemaint_migration::backfill::{self, BackfillContext, BackfillOptions, Progress};
-use nodemaint_migration::lock::{self, LockError, LockGuard, MIGRATION_LOCK};
-use nodemaint_migration::probe::{self, DatabaseKind};
+use nodemaint_migration::backfill::{self, BackfillContext, BackfillOptions};
 use nodemaint_migration::{MIGRATION_TABLE, MigrationStatus, Migrator, MigratorTrait};
+use nodemaint_runtime::lock::{self, LockError, LockGuard, MIGRATION_LOCK};
+use nodemaint_runtime::probe::{self, DatabaseKind};
+use nodemaint_runtime::progress::{NoProgress, Progress};
 use sea_orm::{ConnectionTrait, DatabaseConnection, Statement};
 use serde::Serialize;
 use std::sync::Arc;
@@ -31,7 +32,7 @@ impl Default for UpgradeOptions {
         UpgradeOptions {
             lock_timeout: DEFAULT_LOCK_TIMEOUT,
             batch_size: None,
-            progress: Arc::new(backfill::NoProgress),
+            progress: Arc::new(NoProgress),
             on_wait: Box::new(|| {}),
         }
     }
@@ -221,7 +222,7 @@ pub async fn downgrade_plan(db: &DatabaseConnection, url: &str, steps: u32) -> R
     for migration in applied.iter().rev().take(steps as usize) {
         let removal = |what: String, rows: u64| Removal { migration: migration.clone(), what, rows };
         if migration.contains("backfill") && tables.iter().any(|t| t == "node_maintenance") {
-            let ty = backfill::quote(db.get_database_backend(), "type");
+            let ty = nodemaint_runtime::sql::quote(db.get_database_backend(), "type");
             let filter = format!(" WHERE {ty} = 'legacy' AND asserted_by = '{}'", backfill::MIGRATION_ASSERTER);
             let rows = row_count(db, "node_maintenance", &filter).await?;
             plan.push(removal("delete the backfilled legacy entries from node_maintenance".into(), rows));

@@ -1,8 +1,8 @@
 //! 1 % drift of each kind, as services of a pinned release (and accidents)
 //! leave it, chosen by node id so two copies of a fleet drift identically.
 
-use nodemaint::migration::backfill::quote;
-use nodemaint::migration::sql::uuid_v4_expr;
+use nodemaint::runtime::sql::quote;
+use nodemaint::runtime::sql::uuid_v4_expr;
 use sea_orm::{ConnectionTrait, Database, DatabaseConnection, DbBackend};
 
 pub async fn inject(db: &DatabaseConnection, url: &str) {

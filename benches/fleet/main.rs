@@ -20,8 +20,8 @@ mod ops;
 mod serve;
 
 use db::{Backend, Scratch};
-use nodemaint::migration::backfill::NoProgress;
 use nodemaint::migration::{Migrator, MigratorTrait};
+use nodemaint::runtime::progress::NoProgress;
 use sea_orm::{ConnectionTrait, DatabaseConnection, Statement};
 use serde::Serialize;
 use std::time::{Duration, Instant};

@@ -8,9 +8,15 @@
 //! with the fleet. Nodes that already have their legacy entry are skipped,
 //! which makes it idempotent and resumable.
 
-use crate::sql::{SQLITE_UUID_V7_EXPR, concat, now_utc, stmt, uuid_v4_expr};
-use nodemaint_entity::node_history::EVENT_TYPE_MAINTENANCE;
-use nodemaint_entity::vocab::LEGACY;
+use nodemaint_runtime::progress::{NoProgress, Progress};
+use nodemaint_runtime::sql::{SQLITE_UUID_V7_EXPR, concat, now_utc, quote, stmt, uuid_v4_expr};
+
+// Frozen here, as this migration wrote them: a later vocabulary change must
+// not change what an old migration does.
+/// The type the backfill gives its entries.
+pub const LEGACY: &str = "legacy";
+/// `node_history.event_type` of the events it writes.
+const EVENT_TYPE_MAINTENANCE: &str = "maintenance";
 use sea_orm::{ConnectionTrait, DbBackend, DbErr, Value};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -51,17 +57,6 @@ pub fn default_batch_size(backend: DbBackend) -> i64 {
 /// `TEXT`, 64 KiB on MySQL); the entry row keeps the reason in full.
 pub const EVENT_REASON_MAX: i64 = 4096;
 
-/// Where long-running work reports how far it got (a progress bar, or nothing).
-pub trait Progress: Send + Sync {
-    fn begin(&self, _label: &str, _total: u64) {}
-    fn advance(&self, _delta: u64) {}
-    fn finish(&self) {}
-}
-
-/// Reports nothing.
-pub struct NoProgress;
-impl Progress for NoProgress {}
-
 /// How a backfill runs.
 #[derive(Clone)]
 pub struct BackfillOptions {
@@ -99,18 +94,10 @@ pub(crate) fn current_context() -> Arc<BackfillContext> {
     CONTEXT.try_with(Arc::clone).unwrap_or_default()
 }
 
-/// Quotes an identifier that is a keyword somewhere (`user`, `type`).
-pub fn quote(backend: DbBackend, ident: &str) -> String {
-    match backend {
-        DbBackend::MySql => format!("`{ident}`"),
-        _ => format!("\"{ident}\""),
-    }
-}
-
 /// Backfills every node, batch by batch, on `db` (the migration's
 /// transaction, or a connection). Returns the number of entries created.
 pub async fn backfill_legacy_entries<C: ConnectionTrait>(db: &C, opts: &BackfillOptions) -> Result<u64, DbErr> {
-    let Some((min, max)) = crate::sql::node_id_bounds(db).await? else {
+    let Some((min, max)) = nodemaint_runtime::sql::node_id_bounds(db).await? else {
         return Ok(0);
     };
     let batch = opts.batch_size.unwrap_or_else(|| default_batch_size(db.get_database_backend())).max(1);

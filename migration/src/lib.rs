@@ -1,17 +1,13 @@
 //! Schema history for nodemaint: the [`Migrator`] and its migrations (one
-//! file each, listed in order below), the migration lock, a probe that tells
-//! what kind of database a URL points at, and the set-based backfill SQL that
-//! both the upgrade migration and `reconcile` run.
+//! file each, listed in order below), and the set-based backfill SQL that
+//! both the upgrade migration and `reconcile` run. The SQL nodemaint runs
+//! outside migrations (drift detection, locks, probes) is `nodemaint-runtime`.
 //!
 //! What it is not for: live entities or authority decisions. Migrations
 //! freeze their own DDL and identifiers, so an old migration keeps meaning
 //! what it meant.
 
 pub mod backfill;
-pub mod drift;
-pub mod lock;
-pub mod probe;
-pub mod sql;
 
 mod m20261201_000001_baseline;
 mod m20261201_000002_create_node_maintenance;

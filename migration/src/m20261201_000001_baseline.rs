@@ -103,7 +103,7 @@ impl MigrationTrait for Migration {
                 continue;
             }
             exec_all(db, &ddl).await?;
-            db.execute_raw(crate::sql::stmt(
+            db.execute_raw(nodemaint_runtime::sql::stmt(
                 backend,
                 &format!("INSERT INTO {MARKER} (table_name) VALUES (?)"),
                 vec![table.into()],

@@ -8,8 +8,7 @@
 //! the next `db upgrade` starts again (already backfilled nodes are skipped
 //! either way).
 
-use crate::backfill::{self, MIGRATION_ASSERTER};
-use nodemaint_entity::vocab::LEGACY;
+use crate::backfill::{self, LEGACY, MIGRATION_ASSERTER};
 use sea_orm_migration::prelude::*;
 
 pub struct Migration;
@@ -42,10 +41,10 @@ impl MigrationTrait for Migration {
     /// are audit and stay.
     async fn down(&self, manager: &SchemaManager) -> Result<(), DbErr> {
         let backend = manager.get_database_backend();
-        let ty = backfill::quote(backend, "type");
+        let ty = nodemaint_runtime::sql::quote(backend, "type");
         manager
             .get_connection()
-            .execute_raw(crate::sql::stmt(
+            .execute_raw(nodemaint_runtime::sql::stmt(
                 backend,
                 &format!("DELETE FROM node_maintenance WHERE {ty} = ? AND asserted_by = ?"),
                 vec![LEGACY.into(), MIGRATION_ASSERTER.into()],

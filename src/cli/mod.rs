@@ -9,9 +9,10 @@ use args::{
     CallerArgs, Cli, Command, DbCommand, FleetCommand, Format, Global, HistoryCommand, MaintenanceCommand, NodeCommand,
     ReconcileArgs, ServeArgs, UpgradeCommand,
 };
+use nodemaint::authority::entry;
 use nodemaint::config::Config;
 use nodemaint::db::Access;
-use nodemaint::{Caller, Error, Maintenance, NewEntry, Policy, Result, db, entry, fleet, nodes, schema};
+use nodemaint::{Caller, Error, Maintenance, NewEntry, Policy, Result, db, fleet, nodes, schema};
 use render::Output;
 use sea_orm::DatabaseConnection;
 use std::time::Duration;
@@ -362,7 +363,7 @@ async fn db_command(cmd: &DbCommand, global: &Global, out: &Output) -> Result<()
         DbCommand::Status => {
             // A missing SQLite file has every migration pending; it is not created to say so.
             let url = database_url(global)?;
-            if nodemaint_migration::lock::sqlite_path(&url).is_some_and(|p| !std::path::Path::new(&p).exists()) {
+            if nodemaint_runtime::lock::sqlite_path(&url).is_some_and(|p| !std::path::Path::new(&p).exists()) {
                 out.migrations(&schema::all_pending());
                 return Ok(());
             }

@@ -3,9 +3,9 @@
 //! as `{"error": {"status": …, "message": …}}` with `--format json`.
 
 use super::args::Format;
+use nodemaint::HistoryView;
 use nodemaint::entity::nodes;
 use nodemaint::fleet::SeedReport;
-use nodemaint::history::HistoryView;
 use nodemaint::nodes::NodeView;
 use nodemaint::reconcile::ReconcileReport;
 use nodemaint::schema::{MigrationRow, Removal, UpgradeReport};

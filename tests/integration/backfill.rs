@@ -27,7 +27,7 @@ async fn ironic_fleet(t: &TestDb) -> DatabaseConnection {
         nodes::create(&db, NewNode { name: Some(name.into()), maintenance, ..NewNode::default() }).await.unwrap();
         // Ironic keeps whatever reason text it had, even on a node out of maintenance.
         if let Some(reason) = reason {
-            let sql = nodemaint::migration::sql::stmt(
+            let sql = nodemaint::runtime::sql::stmt(
                 db.get_database_backend(),
                 "UPDATE nodes SET maintenance_reason = ? WHERE name = ?",
                 vec![reason.into(), name.into()],

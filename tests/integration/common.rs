@@ -1,6 +1,7 @@
 //! Test support: one uniquely named database per test on each configured
-//! backend, dropped afterwards; Ironic's own schema loaded from the
-//! fixtures; the `nodemaint` binary; catalog queries.
+//! backend, dropped afterwards, and Ironic's own schema loaded from the
+//! fixtures (both from `nodemaint-test-support`, which the benchmark shares);
+//! the `nodemaint` binary; catalog queries.
 //!
 //! SQLite always runs. PostgreSQL and MySQL run when
 //! `NODEMAINT_TEST_POSTGRES_URL` / `NODEMAINT_TEST_MYSQL_URL` name a server;
@@ -9,89 +10,40 @@
 
 #![allow(dead_code)]
 
-use sea_orm::{ConnectionTrait, Database, DatabaseConnection, DbBackend, Statement};
-use std::path::PathBuf;
+use sea_orm::{ConnectionTrait, DatabaseConnection, DbBackend, Statement};
 use std::process::{Command, Output};
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Backend {
-    Sqlite,
-    Postgres,
-    Mysql,
-}
+pub use nodemaint_test_support::Backend;
+use nodemaint_test_support::ScratchDb;
 
-impl Backend {
-    fn server_var(self) -> Option<&'static str> {
-        match self {
-            Backend::Sqlite => None,
-            Backend::Postgres => Some("NODEMAINT_TEST_POSTGRES_URL"),
-            Backend::Mysql => Some("NODEMAINT_TEST_MYSQL_URL"),
-        }
+/// One test database (the shared [`ScratchDb`]), with the test's own ways
+/// to reach it: the library's connection and the `nodemaint` binary.
+pub struct TestDb(ScratchDb);
+
+impl std::ops::Deref for TestDb {
+    type Target = ScratchDb;
+    fn deref(&self) -> &ScratchDb {
+        &self.0
     }
-}
-
-/// One test database; dropped (file removed, or `DROP DATABASE`) on drop.
-pub struct TestDb {
-    pub backend: Backend,
-    pub url: String,
-    server: Option<String>,
-    name: String,
-    dir: Option<PathBuf>,
-}
-
-fn unique_name() -> String {
-    format!("nodemaint_test_{}", uuid::Uuid::new_v4().simple())
 }
 
 impl TestDb {
     /// A new empty database, or `None` (with a note on stderr) when the
     /// backend is not configured outside CI.
     pub async fn create(backend: Backend) -> Option<TestDb> {
-        let name = unique_name();
-        let Some(var) = backend.server_var() else {
-            let dir = std::env::temp_dir().join(&name);
-            std::fs::create_dir_all(&dir).expect("temp dir");
-            let url = format!("sqlite://{}?mode=rwc", dir.join("nodemaint.db").display());
-            return Some(TestDb { backend, url, server: None, name, dir: Some(dir) });
-        };
-        let server = match std::env::var(var) {
-            Ok(s) if !s.is_empty() => s.trim_end_matches('/').to_owned(),
-            _ => {
-                if std::env::var_os("CI").is_some() {
-                    panic!("{var} is not set: CI must run every backend");
-                }
-                eprintln!("skipped {backend:?}: {var} is not set");
-                return None;
+        let server = backend.server_from_env();
+        if let (Some(var), None) = (backend.server_var(), &server) {
+            if std::env::var_os("CI").is_some() {
+                panic!("{var} is not set: CI must run every backend");
             }
-        };
-        let admin = Database::connect(admin_url(backend, &server)).await.unwrap_or_else(|e| {
-            panic!("{var}={server} is unreachable: {e}");
-        });
-        admin.execute_unprepared(&format!("CREATE DATABASE {name}")).await.expect("create test database");
-        admin.close().await.ok();
-        let url = format!("{server}/{name}");
-        Some(TestDb { backend, url, server: Some(server), name, dir: None })
+            eprintln!("skipped {backend:?}: {var} is not set");
+            return None;
+        }
+        Some(TestDb(ScratchDb::empty(backend, server.as_deref(), "nodemaint_test").await))
     }
 
     pub async fn connect(&self) -> DatabaseConnection {
         nodemaint::db::connect(&self.url).await.expect("connect to test database")
-    }
-
-    /// Loads Ironic 39.0.0's own schema (made by `ironic-dbsync create_schema`).
-    pub async fn load_ironic_schema(&self) {
-        let text = std::fs::read_to_string(ironic_schema_file(self.backend)).expect("read Ironic schema fixture");
-        // One connection, so session settings in the dump apply to every statement.
-        let mut options = sea_orm::ConnectOptions::new(self.url.clone());
-        options.max_connections(1).sqlx_logging(false);
-        let db = Database::connect(options).await.expect("connect to test database");
-        for statement in split_sql(&text) {
-            db.execute_unprepared(&statement).await.unwrap_or_else(|e| panic!("{statement}: {e}"));
-        }
-        if self.backend != Backend::Mysql {
-            // The MySQL dump carries its alembic row already.
-            db.execute_unprepared("INSERT INTO alembic_version (version_num) VALUES ('9fb44677ef15')").await.unwrap();
-        }
-        db.close().await.ok();
     }
 
     /// Runs `nodemaint --database-url URL ARGS…`.
@@ -104,71 +56,6 @@ pub fn nodemaint_cmd(url: &str, args: &[&str]) -> Command {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_nodemaint"));
     cmd.arg("--database-url").arg(url).args(args).env_remove("NODEMAINT_CONFIG").env_remove("RUST_LOG");
     cmd
-}
-
-fn admin_url(backend: Backend, server: &str) -> String {
-    match backend {
-        Backend::Postgres => format!("{server}/postgres"),
-        _ => format!("{server}/"),
-    }
-}
-
-impl Drop for TestDb {
-    fn drop(&mut self) {
-        if let Some(dir) = &self.dir {
-            let _ = std::fs::remove_dir_all(dir);
-            return;
-        }
-        let (Some(server), backend, name) = (self.server.clone(), self.backend, self.name.clone()) else {
-            return;
-        };
-        // Drop runs inside the test's runtime: do the async work on a thread of its own.
-        let _ = std::thread::spawn(move || {
-            let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
-            rt.block_on(async {
-                if let Ok(admin) = Database::connect(admin_url(backend, &server)).await {
-                    let force = if backend == Backend::Postgres { " WITH (FORCE)" } else { "" };
-                    let _ = admin.execute_unprepared(&format!("DROP DATABASE IF EXISTS {name}{force}")).await;
-                    let _ = admin.close().await;
-                }
-            });
-        })
-        .join();
-    }
-}
-
-fn ironic_schema_file(backend: Backend) -> PathBuf {
-    let manifest = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-    match backend {
-        Backend::Mysql => manifest.join("tests/fixtures/ironic-39.0.0-schema.mysql.sql"),
-        _ => {
-            let dir = std::env::var("NODEMAINT_IRONIC_SCHEMA_DIR")
-                .map(PathBuf::from)
-                .unwrap_or_else(|_| manifest.join("../shared/fixtures"));
-            let dir = if dir.is_relative() { manifest.join(dir) } else { dir };
-            let file = if backend == Backend::Postgres {
-                "ironic-39.0.0-schema.postgresql.sql"
-            } else {
-                "ironic-39.0.0-schema.sqlite.sql"
-            };
-            dir.join(file)
-        }
-    }
-}
-
-/// Statements of a schema dump, without comments, psql meta-commands, or
-/// pg_dump's empty search_path (which would hide every table from the pool).
-fn split_sql(text: &str) -> Vec<String> {
-    let kept: Vec<&str> = text
-        .lines()
-        .filter(|l| !l.starts_with("--") && !l.starts_with('\\') && !l.contains("set_config('search_path'"))
-        .collect();
-    kept.join("\n")
-        .split(";\n")
-        .map(str::trim)
-        .filter(|s| !s.is_empty())
-        .map(|s| s.trim_end_matches(';').to_owned())
-        .collect()
 }
 
 /// One statement's rows as strings (NULL as `None`).

@@ -397,7 +397,7 @@ async fn reconcile_killed_mid_run_then_rerun_loses_and_doubles_nothing(t: TestDb
 async fn drift_in_every_detection_window_is_found(t: TestDb) {
     let db = t.connect().await;
     schema::upgrade(&db, &t.url, UpgradeOptions::default()).await.unwrap();
-    let window = nodemaint::migration::drift::DETECT_WINDOW;
+    let window = nodemaint::runtime::drift::DETECT_WINDOW;
     let ids = [1, window + 7, 2 * window + 11, 3 * window + 13, 4 * window + 17];
     for (i, id) in ids.iter().enumerate() {
         let node = nodemaint::nodes::create(
@@ -431,9 +431,9 @@ async fn drift_in_every_detection_window_is_found(t: TestDb) {
 async fn a_repair_transaction_spanning_several_chunks_repairs_them_all(t: TestDb) {
     let db = t.connect().await;
     schema::upgrade(&db, &t.url, UpgradeOptions::default()).await.unwrap();
-    let nodes = 2 * nodemaint::migration::drift::LOAD_CHUNK as u64 + 500;
+    let nodes = 2 * nodemaint::runtime::drift::LOAD_CHUNK as u64 + 500;
     // Every node set in maintenance by an old service: no entries.
-    nodemaint::fleet::seed(&db, nodes, 1.0, 7, &nodemaint::migration::backfill::NoProgress).await.unwrap();
+    nodemaint::fleet::seed(&db, nodes, 1.0, 7, &nodemaint::runtime::progress::NoProgress).await.unwrap();
     assert_eq!(count(&db, "SELECT COUNT(*) FROM node_maintenance").await, 0);
     let options = nodemaint::reconcile::ReconcileOptions { batch_size: Some(nodes as i64), ..Default::default() };
     let report = nodemaint::reconcile::reconcile(&db, &t.url, options).await.unwrap();

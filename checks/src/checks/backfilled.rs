@@ -4,8 +4,8 @@
 
 use super::{NO_TABLE, has_maintenance_table};
 use crate::{CheckResult, Context};
-use nodemaint_migration::backfill::NoProgress;
-use nodemaint_migration::drift::{self, DriftKind};
+use nodemaint_runtime::drift::{self, DriftKind};
+use nodemaint_runtime::progress::NoProgress;
 
 pub async fn check(c: &Context) -> Result<CheckResult, String> {
     if !has_maintenance_table(c).await? {

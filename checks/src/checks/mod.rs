@@ -23,7 +23,7 @@ pub const ALL: &[Check] = &[
 
 /// Whether `node_maintenance` exists; checks of its rows need it.
 pub(crate) async fn has_maintenance_table(c: &crate::Context) -> Result<bool, String> {
-    Ok(nodemaint_migration::probe::tables(&c.db)
+    Ok(nodemaint_runtime::probe::tables(&c.db)
         .await
         .map_err(|e| e.to_string())?
         .iter()

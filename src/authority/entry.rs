@@ -2,9 +2,9 @@
 //! validation of what callers send: the type registry, `reason`, `extra`.
 //! Pure: no database.
 
+use crate::authority::masking::{MASK, is_masked};
+use crate::authority::release::entry_scope;
 use crate::error::{Error, Result};
-use crate::masking::{MASK, is_masked};
-use crate::release::entry_scope;
 use nodemaint_entity::vocab::iso8601;
 use nodemaint_entity::{EntryType, Scope, node_maintenance};
 use serde::Serialize;
@@ -133,7 +133,7 @@ pub fn check_identity(what: &str, value: &str) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::release::tests::entry;
+    use crate::authority::release::tests::entry;
 
     #[test]
     fn unknown_and_reserved_types_are_400() {

@@ -4,12 +4,12 @@
 //! That is how `nodemaint node …` builds a fleet by hand, and how tests act
 //! as a not-yet-upgraded service.
 
-use crate::entry::check_reason;
+use crate::authority::entry::check_reason;
 use crate::error::{Error, Result};
-use crate::statements;
+use crate::store::statements;
 use nodemaint_entity::vocab::iso8601;
 use nodemaint_entity::{node_history, nodes};
-use nodemaint_migration::sql::{now_utc, stmt};
+use nodemaint_runtime::sql::{now_utc, stmt};
 use sea_orm::{
     ActiveModelTrait, ActiveValue::Set, ColumnTrait, ConnectionTrait, DbBackend, EntityTrait, FromQueryResult,
     QueryFilter, QueryOrder, QuerySelect, TransactionTrait,

@@ -5,7 +5,7 @@
 //! query per window of node ids returns the candidates ([`candidates`]),
 //! which are loaded and judged by a pure [`classify`].
 
-use crate::backfill::Progress;
+use crate::progress::Progress;
 use nodemaint_entity::vocab::{LEGACY, REGISTRY, maintenance_reason_column};
 use nodemaint_entity::{EntryType, node_maintenance, nodes};
 use sea_orm::{
@@ -332,7 +332,7 @@ async fn id_bounds<C: ConnectionTrait>(db: &C) -> Result<Option<(i64, i64)>, DbE
 /// `nodes` in BENCHMARKS.md.
 pub async fn candidates<C: ConnectionTrait + TransactionTrait>(db: &C, lo: i64, hi: i64) -> Result<Vec<i32>, DbErr> {
     let backend = db.get_database_backend();
-    let ty = crate::backfill::quote(backend, "type");
+    let ty = crate::sql::quote(backend, "type");
     // The column value the library writes for a node whose only entry is m.
     let one = format!(
         "CASE WHEN m.{ty} = 'legacy' THEN m.reason WHEN m.reason IS NULL OR m.reason = '' THEN m.{ty} ELSE {} END",

@@ -9,7 +9,7 @@
 pub mod defaults;
 pub mod rule;
 
-use crate::caller::Caller;
+use crate::authority::caller::Caller;
 use crate::error::{Error, Result};
 use nodemaint_entity::{node_maintenance, nodes};
 use rule::{Creds, Rule, Target};
@@ -192,7 +192,7 @@ mod tests {
         let yaml = "# tighten release to the asserter\n\"baremetal:node:maintenance:remove\": \"role:member and user_id:%(maintenance.asserted_by)s\"\n";
         let p = Policy::defaults().with_overrides(yaml).unwrap();
         let n = node(Some("own"), None);
-        let mut e = crate::release::tests::entry("operator_hold", "owner", "own");
+        let mut e = crate::authority::release::tests::entry("operator_hold", "owner", "own");
         e.asserted_by = "alice".into();
         let t = entry_target(&n, &e);
         assert!(p.enforce(MAINTENANCE_REMOVE, &Caller::project("alice", "own", &["member"]), &t));

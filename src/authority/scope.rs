@@ -12,7 +12,7 @@
 //! This is code, not policy: a policy file cannot widen it, which is what
 //! keeps the release floors floors.
 
-use crate::caller::Caller;
+use crate::authority::caller::Caller;
 use nodemaint_entity::Scope;
 
 /// The scope `caller` holds on a node with this owner and lessee.

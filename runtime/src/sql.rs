@@ -99,6 +99,14 @@ pub fn now_utc() -> chrono::NaiveDateTime {
     now.with_nanosecond(0).unwrap_or(now)
 }
 
+/// An identifier quoted for `backend` (`type` is reserved in places).
+pub fn quote(backend: DbBackend, ident: &str) -> String {
+    match backend {
+        DbBackend::MySql => format!("`{ident}`"),
+        _ => format!("\"{ident}\""),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -163,9 +163,9 @@ fn sync_node_query(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::caller::Caller;
-    use crate::history::{Action, event_model};
-    use crate::release::tests::entry;
+    use crate::authority::caller::Caller;
+    use crate::authority::release::tests::entry;
+    use crate::store::history::{Action, event_model};
 
     const BACKENDS: [DbBackend; 3] = [DbBackend::Postgres, DbBackend::MySql, DbBackend::Sqlite];
 

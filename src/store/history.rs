@@ -4,15 +4,15 @@
 //! `user` (64) and `project` (80) columns get the identity cut to fit, so a
 //! long identity never becomes a database error and is never lost.
 
-use crate::caller::Caller;
-use crate::masking::{self, EventShape};
-use crate::statements;
+use crate::authority::caller::Caller;
+use crate::authority::masking::{self, EventShape};
+use crate::store::statements;
 use nodemaint_entity::Scope;
 use nodemaint_entity::node_history::{self, EVENT_TYPE_MAINTENANCE, PROJECT_MAX, USER_MAX};
 use nodemaint_entity::node_maintenance;
 use nodemaint_entity::vocab::iso8601;
 use nodemaint_migration::backfill::EVENT_REASON_MAX;
-use nodemaint_migration::sql::now_utc;
+use nodemaint_runtime::sql::now_utc;
 use sea_orm::{ActiveValue::Set, ConnectionTrait, DbErr};
 use serde::Serialize;
 
@@ -115,7 +115,7 @@ pub struct HistoryView {
 impl HistoryView {
     /// This event as a caller holding `caller_scope` on a node with this
     /// owner and lessee may see it: identities above its scope masked, as
-    /// the entry view masks them (see [`crate::masking`]).
+    /// the entry view masks them (see [`crate::authority::masking`]).
     pub fn for_caller(mut self, caller_scope: Scope, owner: Option<&str>, lessee: Option<&str>) -> HistoryView {
         let shape = self.event.as_deref().and_then(masking::event_shape);
         let actor = match shape {
@@ -152,7 +152,7 @@ impl From<node_history::Model> for HistoryView {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::release::tests::entry;
+    use crate::authority::release::tests::entry;
 
     #[test]
     fn release_events_name_entry_asserter_and_releaser_in_full() {

@@ -262,7 +262,7 @@ pub async fn connect_with(url: &str, max_connections: Option<u32>) -> Result<Dat
 /// [`connect_with`] for a command that needs only `access`.
 pub async fn connect_for(url: &str, max_connections: Option<u32>, access: Access) -> Result<DatabaseConnection> {
     if access != Access::Create
-        && let Some(path) = nodemaint_migration::lock::sqlite_path(url)
+        && let Some(path) = nodemaint_runtime::lock::sqlite_path(url)
         && !std::path::Path::new(&path).exists()
     {
         return Err(Error::Schema(format!(

@@ -1,0 +1,17 @@
+//! The authority model of the node maintenance spec, pure: functions of
+//! their inputs, with no connection, no clock and no globals, so each rule
+//! can be checked against the spec in one file and tested exhaustively.
+//!
+//! - [`caller`]: who is asking (credentials, keystone's implied roles);
+//! - [`scope`]: the scope a caller holds on a node (system > owner > lessee);
+//! - [`policy`]: oslo.policy's rule language, policy files, Ironic's defaults;
+//! - [`release`]: the release floors policy cannot relax, and bulk decisions;
+//! - [`masking`]: what a caller may see of identities above its scope;
+//! - [`entry`]: the entry object and the limits on what callers send.
+
+pub mod caller;
+pub mod entry;
+pub mod masking;
+pub mod policy;
+pub mod release;
+pub mod scope;
