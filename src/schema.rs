@@ -229,16 +229,8 @@ pub async fn downgrade_plan(db: &DatabaseConnection, url: &str, steps: u32) -> R
         } else if migration.contains("create_node_maintenance") {
             plan.push(removal("drop table node_maintenance".into(), row_count(db, "node_maintenance", "").await?));
         } else if migration.contains("baseline") && tables.iter().any(|t| t == nodemaint_migration::BASELINE_MARKER) {
-            let created: Vec<String> = db
-                .query_all_raw(Statement::from_string(
-                    db.get_database_backend(),
-                    format!("SELECT table_name FROM {}", nodemaint_migration::BASELINE_MARKER),
-                ))
-                .await?
-                .iter()
-                .map(|row| row.try_get_by_index::<String>(0))
-                .collect::<Result<_, _>>()?;
-            for table in ["node_history", "nodes"] {
+            let created = nodemaint_migration::baseline_created_tables(db).await?;
+            for table in nodemaint_migration::BASELINE_DROPS {
                 if created.iter().any(|t| t == table) {
                     plan.push(removal(format!("drop table {table}"), row_count(db, table, "").await?));
                 }

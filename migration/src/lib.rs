@@ -13,8 +13,11 @@ mod m20261201_000001_baseline;
 mod m20261201_000002_create_node_maintenance;
 mod m20261201_000003_backfill_legacy_entries;
 
-/// The table listing which of `nodes` / `node_history` the baseline created (and its down drops).
-pub use m20261201_000001_baseline::MARKER as BASELINE_MARKER;
+/// The table listing which of `nodes` / `node_history` the baseline created
+/// (and its down drops), and how to read it.
+pub use m20261201_000001_baseline::{
+    DROPPED_IN_ORDER as BASELINE_DROPS, MARKER as BASELINE_MARKER, created_tables as baseline_created_tables,
+};
 pub use m20261201_000002_create_node_maintenance::{NODE_FK, NODE_ID_INDEX, UNIQUE_ENTRY, UNIQUE_UUID};
 pub use sea_orm_migration::{MigrationStatus, MigratorTrait};
 

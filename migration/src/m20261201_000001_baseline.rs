@@ -114,16 +114,9 @@ impl MigrationTrait for Migration {
     }
 
     async fn down(&self, manager: &SchemaManager) -> Result<(), DbErr> {
-        let backend = manager.get_database_backend();
         let db = manager.get_connection();
-        let created: Vec<String> = db
-            .query_all_raw(Statement::from_string(backend, format!("SELECT table_name FROM {MARKER}")))
-            .await?
-            .iter()
-            .map(|row| row.try_get_by_index::<String>(0))
-            .collect::<Result<_, _>>()?;
-        // node_history references nodes, so it goes first.
-        for table in ["node_history", "nodes"] {
+        let created = created_tables(db).await?;
+        for table in DROPPED_IN_ORDER {
             if created.iter().any(|t| t == table) {
                 db.execute_unprepared(&format!("DROP TABLE {table}")).await?;
             }
@@ -135,4 +128,17 @@ impl MigrationTrait for Migration {
     fn use_transaction(&self) -> Option<bool> {
         Some(true)
     }
+}
+
+/// What `down` drops, in that order (node_history references nodes).
+pub const DROPPED_IN_ORDER: [&str; 2] = ["node_history", "nodes"];
+
+/// The tables this migration created (listed in [`MARKER`]), which its
+/// `down` drops; `db downgrade` reads them to say so before it asks.
+pub async fn created_tables<C: ConnectionTrait>(db: &C) -> Result<Vec<String>, DbErr> {
+    db.query_all_raw(Statement::from_string(db.get_database_backend(), format!("SELECT table_name FROM {MARKER}")))
+        .await?
+        .iter()
+        .map(|row| row.try_get_by_index::<String>(0))
+        .collect()
 }
