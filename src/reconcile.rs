@@ -14,6 +14,7 @@ use crate::authority::caller::Caller;
 use crate::error::{Error, Result};
 use crate::schema;
 use crate::store::history::{self, Action};
+use crate::store::nodes;
 use crate::store::transaction;
 use nodemaint_entity::vocab::maintenance_reason_column;
 use nodemaint_entity::{node_history, node_maintenance};
@@ -229,14 +230,10 @@ pub async fn reconcile(db: &DatabaseConnection, url: &str, mut options: Reconcil
 async fn run(db: &DatabaseConnection, options: &ReconcileOptions, pinned: bool) -> Result<Tally> {
     let mut tally = Tally { dry_run: options.dry_run, ..Tally::default() };
     let mut budget = options.max_count.unwrap_or(u64::MAX);
-    let windows = drift::windows(db).await?;
-    if let (Some((first, _)), Some((_, last))) = (windows.first(), windows.last()) {
-        options.progress.begin("reconciling", (last - first) as u64);
-    }
-    for at_once in windows.chunks(drift::DETECT_AT_ONCE) {
-        for (&(lo, hi), ids) in at_once.iter().zip(drift::candidates_in(db, at_once).await?) {
-            repair_window(db, options, pinned, (lo, hi), &ids, &mut tally, &mut budget).await?;
-        }
+    let mut walk = drift::WindowWalk::start(db).await?;
+    options.progress.begin("reconciling", walk.span());
+    while let Some((window, ids)) = walk.next(db).await? {
+        repair_window(db, options, pinned, window, &ids, &mut tally, &mut budget).await?;
     }
     options.progress.finish();
     Ok(tally)
@@ -284,19 +281,6 @@ async fn repair_window(
     Ok(())
 }
 
-/// Locks `ids` for this transaction (see `nodes::lookup` for SQLite).
-async fn lock_nodes(txn: &DatabaseTransaction, ids: &[i32]) -> Result<()> {
-    let backend = txn.get_database_backend();
-    let marks = vec!["?"; ids.len()].join(", ");
-    let values: Vec<Value> = ids.iter().map(|id| (*id).into()).collect();
-    let sql = match backend {
-        DbBackend::Sqlite => format!("UPDATE nodes SET maintenance = maintenance WHERE id IN ({marks})"),
-        _ => format!("SELECT id FROM nodes WHERE id IN ({marks}) FOR UPDATE"),
-    };
-    txn.execute_raw(stmt(backend, &sql, values)).await?;
-    Ok(())
-}
-
 /// Repairs the drift of the candidates `ids` in one transaction; returns
 /// what it repaired (classified under the lock, so only real drift).
 async fn repair_nodes(db: &DatabaseConnection, ids: &[i32], pinned: bool) -> Result<Vec<NodeDrift>> {
@@ -318,7 +302,7 @@ async fn repair_nodes(db: &DatabaseConnection, ids: &[i32], pinned: bool) -> Res
 /// Locks `ids` in `txn`, classifies them under the lock and repairs them.
 async fn repair_chunk(txn: &DatabaseTransaction, ids: &[i32], pinned: bool) -> Result<Vec<NodeDrift>> {
     let started = std::time::Instant::now();
-    lock_nodes(txn, ids).await?;
+    nodes::lock_ids(txn, ids).await?;
     let drifts = drift::scan(txn, ids, pinned).await?;
     tracing::trace!(elapsed_ms = started.elapsed().as_millis() as u64, "locked and re-detected");
     if drifts.is_empty() {

@@ -287,6 +287,45 @@ pub async fn candidates_in<C: ConnectionTrait + TransactionTrait + Sync>(
     }
 }
 
+/// The one walk over detection windows that reconcile and the drift check
+/// share: each window with its candidate node ids, in id order, the
+/// candidates found [`DETECT_AT_ONCE`] windows at a time.
+pub struct WindowWalk {
+    windows: Vec<(i64, i64)>,
+    next_window: usize,
+    ready: std::collections::VecDeque<((i64, i64), Vec<i32>)>,
+}
+
+impl WindowWalk {
+    /// The walk over the windows of `db`'s node ids ([`windows`]).
+    pub async fn start<C: ConnectionTrait>(db: &C) -> Result<WindowWalk, DbErr> {
+        Ok(WindowWalk { windows: windows(db).await?, next_window: 0, ready: Default::default() })
+    }
+
+    /// How many node ids the walk covers, for a progress bar.
+    pub fn span(&self) -> u64 {
+        match (self.windows.first(), self.windows.last()) {
+            (Some((first, _)), Some((_, last))) => (last - first) as u64,
+            _ => 0,
+        }
+    }
+
+    /// The next window and its candidates, or `None` when the walk is done.
+    pub async fn next<C: ConnectionTrait + TransactionTrait + Sync>(
+        &mut self,
+        db: &C,
+    ) -> Result<Option<((i64, i64), Vec<i32>)>, DbErr> {
+        if self.ready.is_empty() && self.next_window < self.windows.len() {
+            let end = (self.next_window + DETECT_AT_ONCE).min(self.windows.len());
+            let batch = &self.windows[self.next_window..end];
+            let found = candidates_in(db, batch).await?;
+            self.ready.extend(batch.iter().copied().zip(found));
+            self.next_window = end;
+        }
+        Ok(self.ready.pop_front())
+    }
+}
+
 /// The windows of node ids detection walks: from the lowest to the highest
 /// id among nodes and entries (an entry whose node is gone may lie outside
 /// the nodes' ids), [`DETECT_WINDOW`] wide.
@@ -439,19 +478,15 @@ pub async fn summarize<C: ConnectionTrait + TransactionTrait + Sync>(
     progress: &dyn Progress,
 ) -> Result<DriftSummary, DbErr> {
     let mut summary = DriftSummary::default();
-    let windows = windows(db).await?;
-    if let (Some((first, _)), Some((_, last))) = (windows.first(), windows.last()) {
-        progress.begin("scanning for drift", (last - first) as u64);
-    }
-    for at_once in windows.chunks(DETECT_AT_ONCE) {
-        for ((lo, hi), ids) in at_once.iter().zip(candidates_in(db, at_once).await?) {
-            for chunk in ids.chunks(LOAD_CHUNK) {
-                for drift in scan(db, chunk, pinned).await? {
-                    summary.add(&drift);
-                }
+    let mut walk = WindowWalk::start(db).await?;
+    progress.begin("scanning for drift", walk.span());
+    while let Some(((lo, hi), ids)) = walk.next(db).await? {
+        for chunk in ids.chunks(LOAD_CHUNK) {
+            for drift in scan(db, chunk, pinned).await? {
+                summary.add(&drift);
             }
-            progress.advance((hi - lo) as u64);
         }
+        progress.advance((hi - lo) as u64);
     }
     progress.finish();
     Ok(summary)

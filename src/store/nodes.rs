@@ -11,8 +11,8 @@ use nodemaint_entity::vocab::iso8601;
 use nodemaint_entity::{node_history, nodes};
 use nodemaint_runtime::sql::{now_utc, stmt};
 use sea_orm::{
-    ActiveModelTrait, ActiveValue::Set, ColumnTrait, ConnectionTrait, DbBackend, EntityTrait, FromQueryResult,
-    QueryFilter, QueryOrder, QuerySelect, TransactionTrait,
+    ActiveModelTrait, ActiveValue::Set, ColumnTrait, ConnectionTrait, DatabaseTransaction, DbBackend, EntityTrait,
+    FromQueryResult, QueryFilter, QueryOrder, QuerySelect, TransactionTrait, Value,
 };
 use serde::Serialize;
 
@@ -75,6 +75,21 @@ pub(crate) async fn lookup<C: ConnectionTrait>(db: &C, ident: &str, lock: bool) 
         .one(db)
         .await?
         .ok_or_else(|| Error::node_not_found(ident))
+}
+
+/// Locks the nodes `ids` for the rest of the transaction, the set form of
+/// [`lookup`]'s lock: `FOR UPDATE` on PostgreSQL/MySQL, SQLite's write lock
+/// taken by a no-op write before anything is read.
+pub(crate) async fn lock_ids(txn: &DatabaseTransaction, ids: &[i32]) -> Result<()> {
+    let backend = txn.get_database_backend();
+    let marks = vec!["?"; ids.len()].join(", ");
+    let values: Vec<Value> = ids.iter().map(|id| (*id).into()).collect();
+    let sql = match backend {
+        DbBackend::Sqlite => format!("UPDATE nodes SET maintenance = maintenance WHERE id IN ({marks})"),
+        _ => format!("SELECT id FROM nodes WHERE id IN ({marks}) FOR UPDATE"),
+    };
+    txn.execute_raw(stmt(backend, &sql, values)).await?;
+    Ok(())
 }
 
 #[derive(Debug, Clone, Default)]
