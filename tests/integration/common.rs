@@ -52,6 +52,21 @@ impl TestDb {
     }
 }
 
+/// Whether a test that starts servers as their own users, or drops to
+/// another user, may run: as root it does; otherwise it is skipped with a
+/// note, except under CI (`CI` set), where it fails as a missing backend does.
+pub fn runs_as_root(test: &str) -> bool {
+    let uid = Command::new("id").arg("-u").output().map(|o| String::from_utf8_lossy(&o.stdout).trim().to_owned());
+    if uid.is_ok_and(|u| u == "0") {
+        return true;
+    }
+    if std::env::var_os("CI").is_some() {
+        panic!("{test} starts servers as their own users and must run as root, as CI does");
+    }
+    eprintln!("skipped {test}: it starts servers as their own users and needs root");
+    false
+}
+
 pub fn nodemaint_cmd(url: &str, args: &[&str]) -> Command {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_nodemaint"));
     cmd.arg("--database-url").arg(url).args(args).env_remove("NODEMAINT_CONFIG").env_remove("RUST_LOG");

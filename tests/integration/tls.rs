@@ -273,6 +273,9 @@ fn ca(path: &Path) -> String {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn postgres_verify_full_connects_with_the_right_ca_and_refuses_a_wrong_ca_or_host() {
+    if !crate::common::runs_as_root("tls::postgres_verify_full") {
+        return;
+    }
     let pg = TlsPostgres::start();
     let (right, wrong) = (ca(&pg.certs.ca), ca(&pg.certs.wrong_ca));
     ok(&nodemaint_cmd(
@@ -296,6 +299,9 @@ async fn postgres_verify_full_connects_with_the_right_ca_and_refuses_a_wrong_ca_
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn mysql_verify_identity_connects_with_the_right_ca_and_refuses_a_wrong_ca_or_host() {
+    if !crate::common::runs_as_root("tls::mysql_verify_identity") {
+        return;
+    }
     let my = TlsMariadb::start();
     let (right, wrong) = (ca(&my.certs.ca), ca(&my.certs.wrong_ca));
     // PyMySQL's spelling, as a deployer copies it from ironic.conf.
