@@ -33,10 +33,38 @@ async fn a_closed_pipe_ends_the_command_quietly(t: TestDb) {
     assert_eq!(err, "", "nothing on stderr: no panic, no 'Broken pipe'");
 }
 
-fn tempdir() -> std::path::PathBuf {
+/// A directory of the test's own, removed with everything in it on drop.
+struct TempDir(std::path::PathBuf);
+
+impl std::ops::Deref for TempDir {
+    type Target = std::path::Path;
+    fn deref(&self) -> &std::path::Path {
+        &self.0
+    }
+}
+
+impl AsRef<std::path::Path> for TempDir {
+    fn as_ref(&self) -> &std::path::Path {
+        &self.0
+    }
+}
+
+impl AsRef<std::ffi::OsStr> for TempDir {
+    fn as_ref(&self) -> &std::ffi::OsStr {
+        self.0.as_os_str()
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+fn tempdir() -> TempDir {
     let dir = std::env::temp_dir().join(format!("nodemaint_first_day_{}", uuid::Uuid::new_v4().simple()));
     std::fs::create_dir_all(&dir).unwrap();
-    dir
+    TempDir(dir)
 }
 
 /// `-q` is what cron runs: nothing on success. `-v` logs what was done.
