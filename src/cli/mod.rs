@@ -363,7 +363,7 @@ async fn db_command(cmd: &DbCommand, global: &Global, out: &Output) -> Result<()
         DbCommand::Status => {
             // A missing SQLite file has every migration pending; it is not created to say so.
             let url = database_url(global)?;
-            if nodemaint_runtime::lock::sqlite_path(&url).is_some_and(|p| !std::path::Path::new(&p).exists()) {
+            if db::missing_sqlite_file(&url).is_some() {
                 out.migrations(&schema::all_pending());
                 return Ok(());
             }

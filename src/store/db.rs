@@ -259,11 +259,16 @@ pub async fn connect_with(url: &str, max_connections: Option<u32>) -> Result<Dat
     connect_for(url, max_connections, Access::Create).await
 }
 
+/// The file an SQLite URL names when it does not exist yet (only `db
+/// upgrade` creates one).
+pub fn missing_sqlite_file(url: &str) -> Option<String> {
+    nodemaint_runtime::lock::sqlite_path(url).filter(|path| !std::path::Path::new(path).exists())
+}
+
 /// [`connect_with`] for a command that needs only `access`.
 pub async fn connect_for(url: &str, max_connections: Option<u32>, access: Access) -> Result<DatabaseConnection> {
     if access != Access::Create
-        && let Some(path) = nodemaint_runtime::lock::sqlite_path(url)
-        && !std::path::Path::new(&path).exists()
+        && let Some(path) = missing_sqlite_file(url)
     {
         return Err(Error::Schema(format!(
             "there is no database at {path} yet; run `nodemaint db upgrade` first (it creates it), or fix --database-url"
