@@ -12,18 +12,20 @@
 //! validation); [`store`] sends SQL (connections, the transaction runner,
 //! the node lookup and lock, history); the operations sit above them
 //! ([`maintenance`], [`reconcile`] after the release pin lifts, [`schema`]
-//! for upgrades under a lock, [`fleet`] seeding). The schema history is in
-//! `nodemaint-migration`, the tables in `nodemaint-entity`, the upgrade
-//! checks in `nodemaint-checks`.
+//! for upgrades under a lock). [`admin`] is what the `node` and `fleet seed`
+//! commands do: write the legacy columns as an old service would (to make
+//! fleets to try an upgrade on); an API service never needs it. The schema
+//! history is in `nodemaint-migration`, the tables in `nodemaint-entity`,
+//! the upgrade checks in `nodemaint-checks`.
 //!
 //! Not for: rendering. The binary (`src/main.rs`, `src/cli/`) parses
 //! arguments, calls into here, and prints; its REST API (`src/server/`)
 //! is built on this crate's public items alone.
 
+pub mod admin;
 pub mod authority;
 pub mod config;
 pub mod error;
-pub mod fleet;
 pub mod maintenance;
 pub mod reconcile;
 pub mod schema;

@@ -28,10 +28,11 @@ use crate::authority::release::{self, Authority};
 use crate::authority::scope::derive_scope;
 use crate::error::{DbFailure, Error, Result};
 use crate::store::history::{self, Action, HistoryView};
-use crate::store::nodes::{self as nodes_store, NodeQuery, NodeView};
+use crate::store::invariant::{self, NodeState};
+use crate::store::nodes::{self as nodes_store, Locking, NodeQuery, NodeView};
 use crate::store::statements;
 use crate::store::transaction;
-use nodemaint_entity::vocab::{FAULT, LEGACY, fault_column, maintenance_reason_column};
+use nodemaint_entity::vocab::{FAULT, LEGACY, fault_column};
 use nodemaint_entity::{Scope, node_history, node_maintenance, nodes};
 use nodemaint_runtime::sql::now_utc;
 use sea_orm::sea_query::Expr;
@@ -106,7 +107,7 @@ impl Maintenance {
 
     /// The node, visible to the caller, without locking (reads).
     async fn visible<C: ConnectionTrait>(&self, db: &C, caller: &Caller, ident: &str) -> Result<Locked> {
-        let node = nodes_store::lookup(db, ident, false).await?;
+        let node = nodes_store::find(db, ident).await?;
         self.authority(caller, node, ident)
     }
 
@@ -119,7 +120,7 @@ impl Maintenance {
 
     /// Locks the node for this transaction and derives the caller's authority.
     async fn lock(&self, txn: &DatabaseTransaction, caller: &Caller, ident: &str) -> Result<Locked> {
-        let node = nodes_store::lookup(txn, ident, true).await?;
+        let node = lock_node(txn, ident).await?;
         self.authority(caller, node, ident)
     }
 
@@ -271,7 +272,7 @@ impl Maintenance {
             let (reason, conductor) = (reason.clone(), conductor.clone());
             async move {
                 let txn = &*txn;
-                let node = nodes_store::lookup(txn, ident, true).await?;
+                let node = lock_node(txn, ident).await?;
                 let locked = Locked { node, authority: Authority { scope: Scope::System, project: String::new() } };
                 entry::check_reason(reason.as_deref())?;
                 let extra = Some(serde_json::json!({ "kind": kind }).to_string());
@@ -292,7 +293,7 @@ impl Maintenance {
             let conductor = conductor.clone();
             async move {
                 let txn = &*txn;
-                let node = nodes_store::lookup(txn, ident, true).await?;
+                let node = lock_node(txn, ident).await?;
                 let entries = entries_of(txn, node.id).await?;
                 let Some(fault) = entries.iter().find(|e| e.entry_type == FAULT) else {
                     return Ok(None);
@@ -487,25 +488,21 @@ fn without_entry(entries: &[node_maintenance::Model], entry: &node_maintenance::
     entries.iter().filter(|e| e.id != entry.id).cloned().collect()
 }
 
-/// Sets the boolean, the deprecated reason column and the fault column from
-/// `entries`, the node's entries after this transaction's change (`before`
-/// is what they were, which decides whether a fault was released). They are known without
-/// reading them again: every writer of a node's entries holds the node's
-/// lock (API operations and reconcile alike), and the synthesised reason
-/// orders them itself.
-pub(crate) async fn sync_node<C: ConnectionTrait>(
+/// The invariant write for one node: `entries` are its entries after this
+/// transaction's change, `before` what they were (which decides whether a
+/// fault was released).
+async fn sync_node<C: ConnectionTrait>(
     db: &C,
     node: &nodes::Model,
     before: &[node_maintenance::Model],
     entries: &[node_maintenance::Model],
 ) -> Result<()> {
-    // An UPDATE, not ActiveModel::update, which would read the node back.
-    let backend = db.get_database_backend();
-    let (maintained, reason, now) = (!entries.is_empty(), maintenance_reason_column(entries), now_utc());
-    let update = match fault_column(before, entries) {
-        Some(fault) => statements::sync_node_fault(backend, node.id, maintained, reason, fault, now),
-        None => statements::sync_node(backend, node.id, maintained, reason, now),
-    };
-    db.execute_raw(update).await?;
-    Ok(())
+    let state = NodeState { id: node.id, entries, fault: fault_column(before, entries) };
+    invariant::write(db, &[state], now_utc()).await
+}
+
+/// The node `ident` under the node lock.
+async fn lock_node(txn: &DatabaseTransaction, ident: &str) -> Result<nodes::Model> {
+    let mut locked = nodes_store::lock(txn, Locking::Ident(ident)).await?;
+    Ok(locked.remove(0))
 }

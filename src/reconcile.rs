@@ -14,9 +14,9 @@ use crate::authority::caller::Caller;
 use crate::error::{Error, Result};
 use crate::schema;
 use crate::store::history::{self, Action};
+use crate::store::invariant::{self, NodeState};
 use crate::store::nodes;
 use crate::store::transaction;
-use nodemaint_entity::vocab::maintenance_reason_column;
 use nodemaint_entity::{node_history, node_maintenance};
 use nodemaint_migration::backfill::{self, Missing, NodeSet};
 use nodemaint_runtime::drift::{self, DriftKind, LegacyFix, NodeDrift, RECONCILE_ASSERTER};
@@ -302,7 +302,7 @@ async fn repair_nodes(db: &DatabaseConnection, ids: &[i32], pinned: bool) -> Res
 /// Locks `ids` in `txn`, classifies them under the lock and repairs them.
 async fn repair_chunk(txn: &DatabaseTransaction, ids: &[i32], pinned: bool) -> Result<Vec<NodeDrift>> {
     let started = std::time::Instant::now();
-    nodes::lock_ids(txn, ids).await?;
+    nodes::lock(txn, nodes::Locking::Ids(ids)).await?;
     let drifts = drift::scan(txn, ids, pinned).await?;
     tracing::trace!(elapsed_ms = started.elapsed().as_millis() as u64, "locked and re-detected");
     if drifts.is_empty() {
@@ -397,8 +397,8 @@ async fn repair_chunk(txn: &DatabaseTransaction, ids: &[i32], pinned: bool) -> R
 }
 
 /// `nodes.maintenance` and `nodes.maintenance_reason` for `ids`, from their
-/// entries: one read, one `UPDATE … CASE` (on SQLite `UPDATE … FROM (VALUES …)`).
-pub(crate) async fn sync_nodes(txn: &DatabaseTransaction, ids: &[i32], now: chrono::NaiveDateTime) -> Result<()> {
+/// entries as they are now: one read, then the invariant write for the set.
+async fn sync_nodes(txn: &DatabaseTransaction, ids: &[i32], now: chrono::NaiveDateTime) -> Result<()> {
     let entries = node_maintenance::Entity::find()
         .filter(node_maintenance::Column::NodeId.is_in(ids.iter().copied()))
         .all(txn)
@@ -407,53 +407,7 @@ pub(crate) async fn sync_nodes(txn: &DatabaseTransaction, ids: &[i32], now: chro
     for e in entries {
         by_node.entry(e.node_id).or_default().push(e);
     }
-    let backend = txn.get_database_backend();
-    if backend == DbBackend::Sqlite {
-        // SQLite factors every parameter of a CASE out as a run-once constant
-        // and compares each with all before it when preparing: 4,000
-        // parameters made that quadratic step a tenth of a 1 % drift
-        // reconcile's CPU. Rows of a VALUES list are not factored.
-        let rows = vec!["(?, ?, ?)"; by_node.len()].join(", ");
-        let mut values: Vec<Value> = vec![now.into()];
-        for (id, es) in &by_node {
-            values.extend([Value::from(*id), Value::from(!es.is_empty()), Value::from(maintenance_reason_column(es))]);
-        }
-        txn.execute_raw(stmt(
-            backend,
-            &format!(
-                "UPDATE nodes SET maintenance = v.column2, maintenance_reason = v.column3, updated_at = ? \
-                 FROM (VALUES {rows}) AS v WHERE nodes.id = v.column1"
-            ),
-            values,
-        ))
-        .await?;
-        return Ok(());
-    }
-    let (mut flag_case, mut reason_case) = (String::new(), String::new());
-    let (mut flag_values, mut reason_values): (Vec<Value>, Vec<Value>) = (Vec::new(), Vec::new());
-    for (id, es) in &by_node {
-        flag_case.push_str(" WHEN ? THEN ?");
-        flag_values.extend([Value::from(*id), Value::from(!es.is_empty())]);
-        reason_case.push_str(" WHEN ? THEN ?");
-        reason_values.extend([Value::from(*id), Value::from(maintenance_reason_column(es))]);
-    }
-    let marks = vec!["?"; by_node.len()].join(", ");
-    let mut values = flag_values;
-    values.extend(reason_values);
-    values.push(now.into());
-    values.extend(by_node.keys().map(|id| Value::from(*id)));
-    // PostgreSQL needs the CASE's result types spelled out when every branch is a parameter.
-    let (bool_cast, text_cast) = if backend == DbBackend::Postgres { ("::boolean", "::text") } else { ("", "") };
-    let flag_case = flag_case.replace("THEN ?", &format!("THEN ?{bool_cast}"));
-    let reason_case = reason_case.replace("THEN ?", &format!("THEN ?{text_cast}"));
-    txn.execute_raw(stmt(
-        backend,
-        &format!(
-            "UPDATE nodes SET maintenance = CASE id{flag_case} END, maintenance_reason = CASE id{reason_case} END, \
-             updated_at = ? WHERE id IN ({marks})"
-        ),
-        values,
-    ))
-    .await?;
-    Ok(())
+    let states: Vec<NodeState> =
+        by_node.iter().map(|(id, entries)| NodeState { id: *id, entries, fault: None }).collect();
+    invariant::write(txn, &states, now).await
 }

@@ -130,7 +130,7 @@ async fn legacy_fleet(backend: Backend, nodes: u64) -> Scratch {
     let s = Scratch::ironic(backend).await;
     let db = s.connect().await;
     Migrator::up(&db, Some(2)).await.unwrap();
-    nodemaint::fleet::seed(&db, nodes, 0.1, 42, &NoProgress).await.unwrap();
+    nodemaint::admin::fleet::seed(&db, nodes, 0.1, 42, &NoProgress).await.unwrap();
     db.close().await.ok();
     s
 }
@@ -225,8 +225,8 @@ fn backfill_in_child(url: &str) -> (f64, f64) {
 async fn bench_nodes(db: &DatabaseConnection) {
     let names = (0..32).map(|i| ops::node_name(i, false)).chain([ops::HOT.to_owned()]);
     for name in names {
-        let node = nodemaint::nodes::NewNode { name: Some(name), ..Default::default() };
-        nodemaint::nodes::create(db, node).await.unwrap();
+        let node = nodemaint::admin::legacy_nodes::NewNode { name: Some(name), ..Default::default() };
+        nodemaint::admin::legacy_nodes::create(db, node).await.unwrap();
     }
 }
 

@@ -236,7 +236,9 @@ pub async fn backfill_nodes<C: ConnectionTrait>(
 }
 
 /// The history event text of a backfilled entry `m`, as an SQL expression
-/// (public so that the benchmark's hand-written floor writes the same rows).
+/// (public, hidden from the docs, so that the benchmark's hand-written floor
+/// writes the same rows; not part of the crate's API).
+#[doc(hidden)]
 pub fn event_expr(backend: DbBackend) -> String {
     concat(
         backend,

@@ -9,10 +9,11 @@ use args::{
     CallerArgs, Cli, Command, DbCommand, FleetCommand, Format, Global, HistoryCommand, MaintenanceCommand, NodeCommand,
     ReconcileArgs, ServeArgs, UpgradeCommand,
 };
+use nodemaint::admin::{fleet, legacy_nodes};
 use nodemaint::authority::entry;
 use nodemaint::config::Config;
 use nodemaint::db::Access;
-use nodemaint::{Caller, Error, Maintenance, NewEntry, Policy, Result, db, fleet, nodes, schema};
+use nodemaint::{Caller, Error, Maintenance, NewEntry, Policy, Result, db, nodes, schema};
 use render::Output;
 use sea_orm::DatabaseConnection;
 use std::time::Duration;
@@ -191,11 +192,18 @@ async fn reconcile(args: &ReconcileArgs, global: &Global, out: &Output) -> Resul
     Ok(if report.remaining() > 0 { 1 } else { 0 })
 }
 
+/// The config file's contents, read once per command (the database URL,
+/// the pin and the policy all come from it; one process runs one command).
 fn load_config(global: &Global) -> Result<Config> {
-    match config_path(global) {
-        Some(path) => Config::load(path),
-        None => Ok(Config::default()),
+    static LOADED: std::sync::OnceLock<Config> = std::sync::OnceLock::new();
+    if let Some(config) = LOADED.get() {
+        return Ok(config.clone());
     }
+    let config = match config_path(global) {
+        Some(path) => Config::load(path)?,
+        None => Config::default(),
+    };
+    Ok(LOADED.get_or_init(|| config).clone())
 }
 
 /// The config file: `--config` / `NODEMAINT_CONFIG`, where an empty value
@@ -430,9 +438,9 @@ async fn node_command(cmd: &NodeCommand, global: &Global, out: &Output) -> Resul
     schema::require_nodes_table(&conn, &url).await?;
     match cmd {
         NodeCommand::Create { name, uuid, owner, lessee, maintenance, reason } => {
-            let node = nodes::create(
+            let node = legacy_nodes::create(
                 &conn,
-                nodes::NewNode {
+                legacy_nodes::NewNode {
                     uuid: uuid.clone(),
                     name: name.clone(),
                     owner: owner.clone(),
@@ -444,10 +452,10 @@ async fn node_command(cmd: &NodeCommand, global: &Global, out: &Output) -> Resul
             .await?;
             out.node(&node);
         }
-        NodeCommand::List { limit, maintenance } => out.nodes(&nodes::list(&conn, *limit, *maintenance).await?),
+        NodeCommand::List { limit, maintenance } => out.nodes(&legacy_nodes::list(&conn, *limit, *maintenance).await?),
         NodeCommand::Show { node } => out.node(&nodes::find(&conn, node).await?),
         NodeCommand::Set { node, name, owner, lessee, maintenance, no_maintenance, reason } => {
-            let change = nodes::NodeChange {
+            let change = legacy_nodes::NodeChange {
                 name: name.clone(),
                 owner: optional_field(owner),
                 lessee: optional_field(lessee),
@@ -460,10 +468,10 @@ async fn node_command(cmd: &NodeCommand, global: &Global, out: &Output) -> Resul
                 },
                 reason: reason.clone(),
             };
-            out.node(&nodes::set(&conn, node, change).await?);
+            out.node(&legacy_nodes::set(&conn, node, change).await?);
         }
         NodeCommand::Delete { node } => {
-            let deleted = nodes::delete(&conn, node).await?;
+            let deleted = legacy_nodes::delete(&conn, node).await?;
             out.deleted(&deleted);
         }
     }

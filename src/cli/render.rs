@@ -4,8 +4,8 @@
 
 use super::args::Format;
 use nodemaint::HistoryView;
+use nodemaint::admin::fleet::SeedReport;
 use nodemaint::entity::nodes;
-use nodemaint::fleet::SeedReport;
 use nodemaint::nodes::NodeView;
 use nodemaint::reconcile::ReconcileReport;
 use nodemaint::schema::{MigrationRow, Removal, UpgradeReport};

@@ -5,7 +5,7 @@
 
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use nodemaint_checks::render::py_json;
+use nodemaint_runtime::py_json::py_json;
 use serde_json::json;
 
 #[derive(Debug)]

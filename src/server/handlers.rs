@@ -12,7 +12,7 @@ use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use nodemaint::nodes::{NodeQuery, NodeView};
 use nodemaint::{EntryView, NewEntry};
-use nodemaint_checks::render::py_json;
+use nodemaint_runtime::py_json::py_json;
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 use std::collections::HashMap;

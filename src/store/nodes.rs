@@ -1,18 +1,16 @@
-//! Nodes: the one lookup by uuid or name (locking the node when asked),
-//! and nodes as an old (pre-upgrade) Ironic service sees them: create, list, and write the legacy columns (`maintenance`,
-//! `maintenance_reason`) directly, without touching `node_maintenance`.
-//! That is how `nodemaint node …` builds a fleet by hand, and how tests act
-//! as a not-yet-upgraded service.
+//! Nodes as the operations read them: the one lookup by uuid or name
+//! ([`find`]), the one node lock (`lock`, one node or a set), and the
+//! node as the API shows it ([`NodeView`]). Writes of the legacy columns as
+//! an old service makes them are `crate::admin::legacy_nodes`.
 
-use crate::authority::entry::check_reason;
 use crate::error::{Error, Result};
 use crate::store::statements;
+use nodemaint_entity::nodes;
 use nodemaint_entity::vocab::iso8601;
-use nodemaint_entity::{node_history, nodes};
-use nodemaint_runtime::sql::{now_utc, stmt};
+use nodemaint_runtime::sql::stmt;
 use sea_orm::{
-    ActiveModelTrait, ActiveValue::Set, ColumnTrait, ConnectionTrait, DatabaseTransaction, DbBackend, EntityTrait,
-    FromQueryResult, QueryFilter, QueryOrder, QuerySelect, TransactionTrait, Value,
+    ColumnTrait, ConnectionTrait, DatabaseTransaction, DbBackend, EntityTrait, FromQueryResult, QueryFilter,
+    QuerySelect, Value,
 };
 use serde::Serialize;
 
@@ -49,121 +47,66 @@ impl From<&nodes::Model> for NodeView {
 }
 
 /// Finds a node by uuid (when `ident` is one) or by name, as Ironic's API
-/// does: the one node lookup every operation uses.
+/// does, without locking it: the one node lookup every operation uses
+/// (`lock` is the same lookup under the node lock).
 pub async fn find<C: ConnectionTrait>(db: &C, ident: &str) -> Result<nodes::Model> {
-    lookup(db, ident, false).await
-}
-
-/// [`find`]; with `lock`, holds the node for the transaction:
-/// `SELECT … FOR UPDATE` on PostgreSQL/MySQL; on SQLite a no-op write first,
-/// which takes the database's write lock before anything is read (a read
-/// that later upgrades to a write can fail with "database is locked"
-/// whatever the busy timeout).
-pub(crate) async fn lookup<C: ConnectionTrait>(db: &C, ident: &str, lock: bool) -> Result<nodes::Model> {
-    let by_uuid = uuid::Uuid::try_parse(ident).is_ok();
-    let (column, value) = if by_uuid { ("uuid", ident.to_ascii_lowercase()) } else { ("name", ident.to_owned()) };
-    let backend = db.get_database_backend();
-    if lock && backend == DbBackend::Sqlite {
-        db.execute_raw(stmt(
-            backend,
-            &format!("UPDATE nodes SET maintenance = maintenance WHERE {column} = ?"),
-            vec![value.clone().into()],
-        ))
-        .await?;
-    }
-    nodes::Model::find_by_statement(statements::find_node(backend, by_uuid, lock, value))
+    let (by_uuid, value) = ident_key(ident);
+    nodes::Model::find_by_statement(statements::find_node(db.get_database_backend(), by_uuid, false, value))
         .one(db)
         .await?
         .ok_or_else(|| Error::node_not_found(ident))
 }
 
-/// Locks the nodes `ids` for the rest of the transaction, the set form of
-/// [`lookup`]'s lock: `FOR UPDATE` on PostgreSQL/MySQL, SQLite's write lock
-/// taken by a no-op write before anything is read.
-pub(crate) async fn lock_ids(txn: &DatabaseTransaction, ids: &[i32]) -> Result<()> {
+/// Which nodes [`lock`] holds: one by uuid or name, or a set by id.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Locking<'a> {
+    /// One node, by uuid or name (an API operation); not found is an error.
+    Ident(&'a str),
+    /// Nodes by id (a reconcile batch); ids no longer there are skipped.
+    Ids(&'a [i32]),
+}
+
+/// The one node lock: holds the nodes for the rest of the transaction and
+/// returns them as they are under it. Every writer of a node's entries
+/// takes it first, so what it reads next cannot change under it.
+/// PostgreSQL and MySQL: `SELECT … FOR UPDATE`. SQLite has no row locks: a
+/// no-op write first takes the database's write lock before anything is
+/// read (a read that later upgrades to a write can fail with "database is
+/// locked" whatever the busy timeout), then the plain read.
+pub(crate) async fn lock(txn: &DatabaseTransaction, which: Locking<'_>) -> Result<Vec<nodes::Model>> {
     let backend = txn.get_database_backend();
-    let marks = vec!["?"; ids.len()].join(", ");
-    let values: Vec<Value> = ids.iter().map(|id| (*id).into()).collect();
-    let sql = match backend {
-        DbBackend::Sqlite => format!("UPDATE nodes SET maintenance = maintenance WHERE id IN ({marks})"),
-        _ => format!("SELECT id FROM nodes WHERE id IN ({marks}) FOR UPDATE"),
-    };
-    txn.execute_raw(stmt(backend, &sql, values)).await?;
-    Ok(())
-}
-
-#[derive(Debug, Clone, Default)]
-pub struct NewNode {
-    pub uuid: Option<String>,
-    pub name: Option<String>,
-    pub owner: Option<String>,
-    pub lessee: Option<String>,
-    pub maintenance: bool,
-    pub maintenance_reason: Option<String>,
-}
-
-/// A value for one of Ironic's `VARCHAR(255)` node columns, checked before
-/// it reaches the database (which would refuse it with a driver error, or on
-/// SQLite keep it).
-fn check_field(flag: &str, value: Option<&str>) -> Result<()> {
-    if let Some(value) = value {
-        let chars = value.chars().count();
-        if chars > nodes::FIELD_MAX {
-            return Err(Error::BadRequest(format!(
-                "{flag} is {chars} characters long; Ironic's column holds at most {}",
-                nodes::FIELD_MAX
-            )));
+    let sqlite = backend == DbBackend::Sqlite;
+    match which {
+        Locking::Ident(ident) => {
+            let (by_uuid, value) = ident_key(ident);
+            if sqlite {
+                let column = if by_uuid { "uuid" } else { "name" };
+                let sql = format!("UPDATE nodes SET maintenance = maintenance WHERE {column} = ?");
+                txn.execute_raw(stmt(backend, &sql, vec![value.clone().into()])).await?;
+            }
+            let node = nodes::Model::find_by_statement(statements::find_node(backend, by_uuid, true, value))
+                .one(txn)
+                .await?
+                .ok_or_else(|| Error::node_not_found(ident))?;
+            Ok(vec![node])
+        }
+        Locking::Ids(ids) => {
+            if sqlite {
+                let marks = vec!["?"; ids.len()].join(", ");
+                let values: Vec<Value> = ids.iter().map(|id| (*id).into()).collect();
+                let sql = format!("UPDATE nodes SET maintenance = maintenance WHERE id IN ({marks})");
+                txn.execute_raw(stmt(backend, &sql, values)).await?;
+            }
+            let query = nodes::Entity::find().filter(nodes::Column::Id.is_in(ids.iter().copied()));
+            Ok(if sqlite { query.all(txn).await? } else { query.lock_exclusive().all(txn).await? })
         }
     }
-    Ok(())
 }
 
-/// Refuses a name that is a uuid or belongs to another node.
-async fn check_name<C: ConnectionTrait>(db: &C, name: &str, except_id: Option<i32>) -> Result<()> {
-    check_field("--name", Some(name))?;
-    if uuid::Uuid::try_parse(name).is_ok() {
-        return Err(Error::BadRequest(format!("node name `{name}` looks like a uuid; pick another name")));
-    }
-    let taken = nodes::Entity::find().filter(nodes::Column::Name.eq(name)).one(db).await?;
-    if taken.is_some_and(|n| Some(n.id) != except_id) {
-        return Err(Error::Conflict(format!("a node named `{name}` already exists")));
-    }
-    Ok(())
-}
-
-pub async fn create<C: ConnectionTrait>(db: &C, new: NewNode) -> Result<nodes::Model> {
-    let uuid = match new.uuid {
-        Some(u) => uuid::Uuid::try_parse(&u)
-            .map_err(|_| Error::BadRequest(format!("`{u}` is not a uuid; leave --uuid out to generate one")))?
-            .to_string(),
-        None => uuid::Uuid::new_v4().to_string(),
-    };
-    check_field("--owner", new.owner.as_deref())?;
-    check_field("--lessee", new.lessee.as_deref())?;
-    check_reason(new.maintenance_reason.as_deref())?;
-    if let Some(name) = &new.name {
-        check_name(db, name, None).await?;
-    }
-    let model = nodes::ActiveModel {
-        uuid: Set(Some(uuid)),
-        name: Set(new.name),
-        owner: Set(new.owner),
-        lessee: Set(new.lessee),
-        maintenance: Set(Some(new.maintenance)),
-        maintenance_reason: Set(if new.maintenance { new.maintenance_reason } else { None }),
-        created_at: Set(Some(now_utc())),
-        ..Default::default()
-    };
-    Ok(model.insert(db).await?)
-}
-
-/// At most `limit` nodes in id order, optionally only those in maintenance.
-pub async fn list<C: ConnectionTrait>(db: &C, limit: u64, only_maintained: bool) -> Result<Vec<nodes::Model>> {
-    let mut query = nodes::Entity::find().order_by_asc(nodes::Column::Id).limit(limit);
-    if only_maintained {
-        query = query.filter(nodes::Column::Maintenance.eq(true));
-    }
-    Ok(query.all(db).await?)
+/// How Ironic's API reads a node identifier: a uuid (compared lower-case)
+/// when it parses as one, else a name.
+fn ident_key(ident: &str) -> (bool, String) {
+    if uuid::Uuid::try_parse(ident).is_ok() { (true, ident.to_ascii_lowercase()) } else { (false, ident.to_owned()) }
 }
 
 /// Which nodes a caller's listing returns, in id order (`GET /v1/nodes`).
@@ -175,64 +118,4 @@ pub struct NodeQuery {
     pub marker: Option<String>,
     /// Only nodes in (`Some(true)`) or out of (`Some(false)`) maintenance.
     pub maintenance: Option<bool>,
-}
-
-/// A change to a node's columns, written as an old service would.
-#[derive(Debug, Clone, Default)]
-pub struct NodeChange {
-    pub name: Option<String>,
-    pub owner: Option<Option<String>>,
-    pub lessee: Option<Option<String>>,
-    /// `Some(true)`: set maintenance (with `reason`); `Some(false)`: clear it and its reason.
-    pub maintenance: Option<bool>,
-    pub reason: Option<String>,
-}
-
-pub async fn set<C: ConnectionTrait>(db: &C, ident: &str, change: NodeChange) -> Result<nodes::Model> {
-    let node = find(db, ident).await?;
-    check_field("--owner", change.owner.as_ref().and_then(Option::as_deref))?;
-    check_field("--lessee", change.lessee.as_ref().and_then(Option::as_deref))?;
-    check_reason(change.reason.as_deref())?;
-    if let Some(name) = &change.name {
-        check_name(db, name, Some(node.id)).await?;
-    }
-    let mut active: nodes::ActiveModel = node.clone().into();
-    if let Some(name) = change.name {
-        active.name = Set(Some(name));
-    }
-    if let Some(owner) = change.owner {
-        active.owner = Set(owner);
-    }
-    if let Some(lessee) = change.lessee {
-        active.lessee = Set(lessee);
-    }
-    match change.maintenance {
-        Some(true) => {
-            active.maintenance = Set(Some(true));
-            active.maintenance_reason = Set(change.reason);
-        }
-        Some(false) => {
-            active.maintenance = Set(Some(false));
-            active.maintenance_reason = Set(None);
-        }
-        None => {
-            if let Some(reason) = change.reason {
-                active.maintenance_reason = Set(Some(reason));
-            }
-        }
-    }
-    active.updated_at = Set(Some(now_utc()));
-    Ok(active.update(db).await?)
-}
-
-/// Deletes a node as Ironic's `destroy_node` does: its history first (that
-/// foreign key has no cascade), then the node; its maintenance entries go
-/// with it through `ON DELETE CASCADE`. One transaction.
-pub async fn delete(db: &sea_orm::DatabaseConnection, ident: &str) -> Result<nodes::Model> {
-    let txn = db.begin().await?;
-    let node = find(&txn, ident).await?;
-    node_history::Entity::delete_many().filter(node_history::Column::NodeId.eq(node.id)).exec(&txn).await?;
-    nodes::Entity::delete_by_id(node.id).exec(&txn).await?;
-    txn.commit().await?;
-    Ok(node)
 }

@@ -6,7 +6,8 @@
 
 use crate::backend_tests;
 use crate::common::{TestDb, count, nodemaint_cmd, ok, rows};
-use nodemaint::nodes::{self, NewNode, NodeChange};
+use nodemaint::admin::legacy_nodes::{self, NewNode, NodeChange};
+use nodemaint::nodes;
 use reqwest::{Method, StatusCode};
 use sea_orm::DatabaseConnection;
 use serde_json::{Value, json};
@@ -208,7 +209,7 @@ async fn setup(t: &TestDb) -> DatabaseConnection {
         lessee: Some(LESSEE.into()),
         ..NewNode::default()
     };
-    nodes::create(&db, node).await.unwrap();
+    legacy_nodes::create(&db, node).await.unwrap();
     db
 }
 
@@ -349,7 +350,7 @@ async fn scenario_6_holds_across_a_lease_change_over_http(t: TestDb) {
     let api = Server::start(&t.url, "trusted-headers");
     let held = api.add("myNode", LESSEE_ADMIN, "operator_hold", "lease A work").await;
     // The owner re-assigns the lease, as the Nova driver does on every instance.
-    nodes::set(&db, "myNode", NodeChange { lessee: Some(Some(LESSEE_B.into())), ..NodeChange::default() })
+    legacy_nodes::set(&db, "myNode", NodeChange { lessee: Some(Some(LESSEE_B.into())), ..NodeChange::default() })
         .await
         .unwrap();
     let refused = api.release_all("myNode", NEW, LESSEE_B_ADMIN).await;
@@ -485,7 +486,7 @@ async fn microversions_are_negotiated_as_ironic_does(t: TestDb) {
     assert_eq!(detail["nodes"][0]["owner"], OWNER);
     assert!(detail["nodes"][0].get("maintenance_reason").is_some());
     let db = t.connect().await;
-    nodes::create(&db, NewNode { name: Some("second".into()), ..NewNode::default() }).await.unwrap();
+    legacy_nodes::create(&db, NewNode { name: Some("second".into()), ..NewNode::default() }).await.unwrap();
     let page = api.call(Method::GET, "/v1/nodes?limit=1", Some(NEW), None, None).await.json();
     let first = page["nodes"][0]["uuid"].as_str().unwrap().to_owned();
     assert!(page["next"].as_str().unwrap().ends_with(&format!("/v1/nodes?limit=1&marker={first}")), "{page}");

@@ -6,8 +6,8 @@
 use crate::backend_tests;
 use crate::catalog;
 use crate::common::{TestDb, count, ok, rows, text};
+use nodemaint::admin::legacy_nodes::{self, NewNode};
 use nodemaint::migration::backfill::{BackfillOptions, backfill_legacy_entries};
-use nodemaint::nodes::{self, NewNode};
 use sea_orm::{ConnectionTrait, DatabaseConnection, DbBackend};
 
 /// Nodes in and out of maintenance, with and without reasons, as Ironic holds them.
@@ -24,7 +24,9 @@ async fn ironic_fleet(t: &TestDb) -> DatabaseConnection {
     t.load_ironic_schema().await;
     let db = t.connect().await;
     for (name, maintenance, reason) in FLEET {
-        nodes::create(&db, NewNode { name: Some(name.into()), maintenance, ..NewNode::default() }).await.unwrap();
+        legacy_nodes::create(&db, NewNode { name: Some(name.into()), maintenance, ..NewNode::default() })
+            .await
+            .unwrap();
         // Ironic keeps whatever reason text it had, even on a node out of maintenance.
         if let Some(reason) = reason {
             let sql = nodemaint::runtime::sql::stmt(
@@ -132,7 +134,7 @@ async fn backfill_run_twice_creates_each_entry_once(t: TestDb) {
     ok(&t.cli(&["db", "upgrade"]));
     let first = entries(&db).await;
     // The same backfill again (as reconcile will run it), on a fleet with a new maintained node.
-    nodes::create(
+    legacy_nodes::create(
         &db,
         NewNode {
             name: Some("late".into()),

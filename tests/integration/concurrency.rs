@@ -8,10 +8,10 @@
 
 use crate::backend_tests;
 use crate::common::{TestDb, nodemaint_cmd, stderr};
+use nodemaint::admin::fleet::Rng;
+use nodemaint::admin::legacy_nodes::NewNode;
 use nodemaint::entity::vocab::maintenance_reason_column;
 use nodemaint::entity::{node_maintenance, nodes};
-use nodemaint::fleet::Rng;
-use nodemaint::nodes::NewNode;
 use nodemaint::schema::{self, UpgradeOptions};
 use nodemaint::{Caller, Maintenance, NewEntry, Policy};
 use sea_orm::{ColumnTrait, EntityTrait, QueryFilter, QueryOrder};
@@ -62,7 +62,7 @@ async fn concurrent_asserts_and_releases_keep_every_invariant(t: TestDb) {
     let db = t.connect().await;
     schema::upgrade(&db, &t.url, UpgradeOptions::default()).await.unwrap();
     for name in NODES {
-        nodemaint::nodes::create(
+        nodemaint::admin::legacy_nodes::create(
             &db,
             NewNode { name: Some(name.into()), owner: Some(OWNER.into()), ..NewNode::default() },
         )

@@ -6,9 +6,9 @@
 
 use crate::backend_tests;
 use crate::common::{Backend, TestDb, count, nodemaint_cmd, ok, rows, stderr, stdout};
+use nodemaint::admin::legacy_nodes::{NewNode, NodeChange};
 use nodemaint::entity::vocab::maintenance_reason_column;
 use nodemaint::entity::{node_maintenance, nodes};
-use nodemaint::nodes::{NewNode, NodeChange};
 use nodemaint::schema::{self, UpgradeOptions};
 use nodemaint::{Caller, Maintenance, NewEntry, Policy};
 use sea_orm::{ColumnTrait, ConnectionTrait, Database, DatabaseConnection, EntityTrait, QueryFilter, QueryOrder};
@@ -91,7 +91,7 @@ async fn drifted_fleet(t: &TestDb, anomalies: bool) -> (DatabaseConnection, Main
         ("in-sync", true, Some("fine")),
         ("gone", true, Some("deleted without cascade")),
     ] {
-        nodemaint::nodes::create(
+        nodemaint::admin::legacy_nodes::create(
             &db,
             NewNode {
                 name: Some(name.into()),
@@ -114,26 +114,34 @@ async fn drifted_fleet(t: &TestDb, anomalies: bool) -> (DatabaseConnection, Main
     .unwrap();
     // Services of the pinned release write only the columns:
     let old = |change: NodeChange| change;
-    nodemaint::nodes::set(
+    nodemaint::admin::legacy_nodes::set(
         &db,
         "set-later",
         old(NodeChange { maintenance: Some(true), reason: Some("HW_ERR: PSU".into()), ..NodeChange::default() }),
     )
     .await
     .unwrap();
-    nodemaint::nodes::set(&db, "cleared-later", old(NodeChange { maintenance: Some(false), ..NodeChange::default() }))
-        .await
-        .unwrap();
-    nodemaint::nodes::set(
+    nodemaint::admin::legacy_nodes::set(
+        &db,
+        "cleared-later",
+        old(NodeChange { maintenance: Some(false), ..NodeChange::default() }),
+    )
+    .await
+    .unwrap();
+    nodemaint::admin::legacy_nodes::set(
         &db,
         "reason-changed",
         old(NodeChange { reason: Some("LK_OP|HW_ERR: second reason".into()), ..NodeChange::default() }),
     )
     .await
     .unwrap();
-    nodemaint::nodes::set(&db, "typed-cleared", old(NodeChange { maintenance: Some(false), ..NodeChange::default() }))
-        .await
-        .unwrap();
+    nodemaint::admin::legacy_nodes::set(
+        &db,
+        "typed-cleared",
+        old(NodeChange { maintenance: Some(false), ..NodeChange::default() }),
+    )
+    .await
+    .unwrap();
     if anomalies {
         // A race: a second legacy entry and its event (another scope, so the unique key lets it in).
         let dup = nodemaint::nodes::find(&db, "dup-legacy").await.unwrap();
@@ -352,9 +360,12 @@ async fn max_count_stops_with_exit_1_then_finishes_with_0(t: TestDb) {
     let db = t.connect().await;
     schema::upgrade(&db, &t.url, UpgradeOptions::default()).await.unwrap();
     for i in 0..5 {
-        nodemaint::nodes::create(&db, NewNode { name: Some(format!("n{i}")), maintenance: true, ..NewNode::default() })
-            .await
-            .unwrap();
+        nodemaint::admin::legacy_nodes::create(
+            &db,
+            NewNode { name: Some(format!("n{i}")), maintenance: true, ..NewNode::default() },
+        )
+        .await
+        .unwrap();
     }
     let first = t.cli(&["--format", "json", "reconcile", "--max-count", "2"]);
     assert_eq!(first.status.code(), Some(1), "{}", stderr(&first));
@@ -400,7 +411,7 @@ async fn drift_in_every_detection_window_is_found(t: TestDb) {
     let window = nodemaint::runtime::drift::DETECT_WINDOW;
     let ids = [1, window + 7, 2 * window + 11, 3 * window + 13, 4 * window + 17];
     for (i, id) in ids.iter().enumerate() {
-        let node = nodemaint::nodes::create(
+        let node = nodemaint::admin::legacy_nodes::create(
             &db,
             NewNode { name: Some(format!("w{i}")), maintenance: true, ..NewNode::default() },
         )
@@ -433,7 +444,7 @@ async fn a_repair_transaction_spanning_several_chunks_repairs_them_all(t: TestDb
     schema::upgrade(&db, &t.url, UpgradeOptions::default()).await.unwrap();
     let nodes = 2 * nodemaint::runtime::drift::LOAD_CHUNK as u64 + 500;
     // Every node set in maintenance by an old service: no entries.
-    nodemaint::fleet::seed(&db, nodes, 1.0, 7, &nodemaint::runtime::progress::NoProgress).await.unwrap();
+    nodemaint::admin::fleet::seed(&db, nodes, 1.0, 7, &nodemaint::runtime::progress::NoProgress).await.unwrap();
     assert_eq!(count(&db, "SELECT COUNT(*) FROM node_maintenance").await, 0);
     let options = nodemaint::reconcile::ReconcileOptions { batch_size: Some(nodes as i64), ..Default::default() };
     let report = nodemaint::reconcile::reconcile(&db, &t.url, options).await.unwrap();
@@ -478,7 +489,7 @@ async fn row_checks_report_what_they_find(t: TestDb) {
     schema::upgrade(&db, &t.url, UpgradeOptions::default()).await.unwrap();
     let svc = Maintenance::new(db.clone(), Policy::defaults());
     for (name, owner, lessee) in [("leased", "own-a", "les-a"), ("plain", "own-a", "les-a")] {
-        nodemaint::nodes::create(
+        nodemaint::admin::legacy_nodes::create(
             &db,
             NewNode {
                 name: Some(name.into()),
@@ -499,9 +510,13 @@ async fn row_checks_report_what_they_find(t: TestDb) {
     );
 
     // Scenario 6: the lease changes hands; the old lessee's hold is stale.
-    nodemaint::nodes::set(&db, "leased", NodeChange { lessee: Some(Some("les-b".into())), ..NodeChange::default() })
-        .await
-        .unwrap();
+    nodemaint::admin::legacy_nodes::set(
+        &db,
+        "leased",
+        NodeChange { lessee: Some(Some("les-b".into())), ..NodeChange::default() },
+    )
+    .await
+    .unwrap();
     // A newer release wrote a type this one does not know; someone stored bad rows by hand.
     let plain = nodemaint::nodes::find(&db, "plain").await.unwrap();
     let insert = |uuid: &str, ty: &str, scope: &str, extra: &str| {

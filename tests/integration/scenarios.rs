@@ -5,7 +5,8 @@
 
 use crate::backend_tests;
 use crate::common::{TestDb, count, rows};
-use nodemaint::nodes::{self, NewNode, NodeChange};
+use nodemaint::admin::legacy_nodes::{self, NewNode, NodeChange};
+use nodemaint::nodes;
 use nodemaint::schema::{self, UpgradeOptions};
 use nodemaint::{Caller, Error, Maintenance, NewEntry, Policy};
 use sea_orm::DatabaseConnection;
@@ -31,7 +32,7 @@ fn typed(ty: &str, reason: &str) -> NewEntry {
 async fn setup(t: &TestDb, policy: Policy) -> (Maintenance, DatabaseConnection) {
     let db = t.connect().await;
     schema::upgrade(&db, &t.url, UpgradeOptions::default()).await.unwrap();
-    nodes::create(
+    legacy_nodes::create(
         &db,
         NewNode {
             name: Some("myNode".into()),
@@ -42,9 +43,12 @@ async fn setup(t: &TestDb, policy: Policy) -> (Maintenance, DatabaseConnection) 
     )
     .await
     .unwrap();
-    nodes::create(&db, NewNode { name: Some("otherNode".into()), owner: Some(OWNER.into()), ..NewNode::default() })
-        .await
-        .unwrap();
+    legacy_nodes::create(
+        &db,
+        NewNode { name: Some("otherNode".into()), owner: Some(OWNER.into()), ..NewNode::default() },
+    )
+    .await
+    .unwrap();
     (Maintenance::new(db.clone(), policy), db)
 }
 
@@ -180,7 +184,7 @@ async fn scenario_5_scoped_holds_and_rbac_denials(t: TestDb) {
 async fn scenario_6_holds_across_a_lease_change(t: TestDb) {
     let (svc, db) = setup(&t, Policy::defaults()).await;
     let hold = svc.add(&lessee_admin(LESSEE), "myNode", typed("operator_hold", "lease A work")).await.unwrap();
-    nodes::set(&db, "myNode", NodeChange { lessee: Some(Some(LESSEE_B.into())), ..NodeChange::default() })
+    legacy_nodes::set(&db, "myNode", NodeChange { lessee: Some(Some(LESSEE_B.into())), ..NodeChange::default() })
         .await
         .unwrap();
     let expected = format!(
@@ -199,7 +203,7 @@ async fn scenario_6_holds_across_a_lease_change(t: TestDb) {
 
     // One rank up: an owner entry surviving an ownership transfer is releasable only at system.
     let owned = svc.add(&owner_member("alice"), "myNode", typed("hardware_failure", "old owner's")).await.unwrap();
-    nodes::set(&db, "myNode", NodeChange { owner: Some(Some("new-owner".into())), ..NodeChange::default() })
+    legacy_nodes::set(&db, "myNode", NodeChange { owner: Some(Some("new-owner".into())), ..NodeChange::default() })
         .await
         .unwrap();
     let new_owner = Caller::project("carol", "new-owner", &["member"]);
@@ -276,7 +280,7 @@ async fn a_permissive_policy_cannot_lift_the_floors(t: TestDb) {
     assert_eq!(status(&e), 403);
     assert!(e.message().ends_with("not permitted at lessee scope"), "{e}");
     let b = svc.add(&lessee_admin(LESSEE), "myNode", typed("operator_hold", "A")).await.unwrap();
-    nodes::set(svc.db(), "myNode", NodeChange { lessee: Some(Some(LESSEE_B.into())), ..NodeChange::default() })
+    legacy_nodes::set(svc.db(), "myNode", NodeChange { lessee: Some(Some(LESSEE_B.into())), ..NodeChange::default() })
         .await
         .unwrap();
     let e = svc.release(&Caller::project("r", LESSEE_B, &["reader"]), "myNode", &b.uuid).await.unwrap_err();
@@ -347,7 +351,7 @@ async fn long_identities_fit_history_and_are_kept_in_full(t: TestDb) {
     let (svc, db) = setup(&t, Policy::defaults()).await;
     let long_project = format!("p{}", "0123456789".repeat(12));
     let long_user = format!("u{}", "abcdefghij".repeat(10));
-    nodes::create(
+    legacy_nodes::create(
         &db,
         NewNode { name: Some("longNode".into()), owner: Some(long_project.clone()), ..NewNode::default() },
     )
