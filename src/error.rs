@@ -27,6 +27,11 @@ pub enum Error {
     /// The database user lacks a privilege the command needs (or an SQLite
     /// file is read-only); the message names it.
     Privileges(String),
+    /// 503: the transaction lost to others (deadlock, Galera certification
+    /// conflict, serialization failure, busy database) every time it was
+    /// run, up to the retry limit. Nothing was written; trying again later
+    /// may succeed.
+    Contended(String),
     /// Any other database failure. Nothing was written (the transaction
     /// rolled back). `kind` says what the server's code meant.
     Database { message: String, kind: DbFailure },
@@ -43,6 +48,9 @@ pub enum DbFailure {
     Serialization,
     /// A lock wait gave up, or SQLite was busy or locked: retryable.
     Busy,
+    /// A Galera node that is not ready for clients (not synced, or not in
+    /// the cluster's primary component): try another node.
+    NotReady,
     /// A unique key refused the row.
     UniqueViolation,
     /// The user lacks a privilege (or the SQLite file is read-only).
@@ -75,7 +83,12 @@ impl DbFailure {
             Server::Mysql => match number.unwrap_or_default() {
                 // 1213 is also how Galera reports a certification conflict.
                 1213 => DbFailure::Deadlock,
+                // MariaDB: "Record has changed since last read" (a row
+                // changed under a REPEATABLE READ transaction).
+                1020 => DbFailure::Serialization,
                 1205 => DbFailure::Busy,
+                // "WSREP has not yet prepared node for application use".
+                1047 => DbFailure::NotReady,
                 1062 | 1586 => DbFailure::UniqueViolation,
                 1044 | 1142 | 1143 | 1227 => DbFailure::Privilege,
                 _ => DbFailure::Other,
@@ -106,7 +119,7 @@ impl Error {
             Error::Forbidden(_) => 403,
             Error::NotFound(_) => 404,
             Error::Conflict(_) => 409,
-            Error::Unreachable(_) | Error::LockTimeout(_) => 503,
+            Error::Unreachable(_) | Error::LockTimeout(_) | Error::Contended(_) => 503,
             Error::Config(_) | Error::Schema(_) | Error::Database { .. } | Error::Privileges(_) => 500,
         }
     }
@@ -123,6 +136,7 @@ impl Error {
             Error::Conflict(_) => 9,
             Error::BadRequest(_) => 10,
             Error::Database { .. } => 11,
+            Error::Contended(_) => 12,
         }
     }
 
@@ -137,6 +151,7 @@ impl Error {
             | Error::Schema(m)
             | Error::LockTimeout(m)
             | Error::Privileges(m)
+            | Error::Contended(m)
             | Error::Database { message: m, .. } => m,
         }
     }
@@ -186,6 +201,26 @@ pub fn database_error(e: &DbErr) -> Option<&(dyn sqlx::error::DatabaseError + 's
     }
 }
 
+/// Whether `e` is the connection failing (the server went away mid-query,
+/// or the pool could not hand out a connection) rather than the server
+/// answering with an error.
+fn lost_connection(e: &DbErr) -> bool {
+    use sea_orm::RuntimeErr;
+    match e {
+        DbErr::Exec(RuntimeErr::SqlxError(inner))
+        | DbErr::Query(RuntimeErr::SqlxError(inner))
+        | DbErr::Conn(RuntimeErr::SqlxError(inner)) => matches!(
+            inner.as_ref(),
+            sqlx::Error::Io(_)
+                | sqlx::Error::Tls(_)
+                | sqlx::Error::PoolTimedOut
+                | sqlx::Error::PoolClosed
+                | sqlx::Error::WorkerCrashed
+        ),
+        _ => false,
+    }
+}
+
 /// What the server's codes say `e` was (`Other` for a failure with no server error).
 pub fn failure_of(e: &DbErr) -> DbFailure {
     let Some(db) = database_error(e) else { return DbFailure::Other };
@@ -208,6 +243,15 @@ impl From<DbErr> for Error {
                 "the database refused: {}; grant the database user the privilege named (Ironic's own database user has them all), or for SQLite make the file writable; nothing was changed",
                 describe(&e)
             ));
+        }
+        if kind == DbFailure::NotReady {
+            return Error::Unreachable(format!(
+                "the database node is not ready for clients ({}): a Galera node that is not synced or not in the primary component; use another node, or wait until it has rejoined",
+                describe(&e)
+            ));
+        }
+        if lost_connection(&e) {
+            return Error::Unreachable(format!("lost the database connection: {}", describe(&e)));
         }
         match &e {
             DbErr::Conn(_) | DbErr::ConnectionAcquire(_) => {
@@ -248,6 +292,7 @@ mod tests {
             (Error::Forbidden("x".into()), 403, 8),
             (Error::NotFound("x".into()), 404, 7),
             (Error::Conflict("x".into()), 409, 9),
+            (Error::Contended("x".into()), 503, 12),
         ];
         for (e, status, code) in cases {
             assert_eq!(e.http_status(), status);
@@ -267,6 +312,8 @@ mod tests {
             (Server::Postgres, Some("42P01"), None, Other),
             (Server::Mysql, Some("40001"), Some(1213), Deadlock),
             (Server::Mysql, Some("HY000"), Some(1205), Busy),
+            (Server::Mysql, Some("HY000"), Some(1020), Serialization),
+            (Server::Mysql, Some("08S01"), Some(1047), NotReady),
             (Server::Mysql, Some("23000"), Some(1062), UniqueViolation),
             (Server::Mysql, Some("42000"), Some(1142), Privilege),
             (Server::Mysql, Some("42S02"), Some(1146), Other),
@@ -283,6 +330,7 @@ mod tests {
         }
         assert!(Deadlock.is_transient() && Serialization.is_transient() && Busy.is_transient());
         assert!(!UniqueViolation.is_transient() && !Other.is_transient() && !Privilege.is_transient());
+        assert!(!NotReady.is_transient());
     }
 
     #[test]

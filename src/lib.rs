@@ -43,5 +43,6 @@ pub use nodemaint_migration as migration;
 pub use nodemaint_runtime as runtime;
 pub use store::history::HistoryView;
 pub use store::nodes::{NodeQuery, NodeView};
+pub use store::transaction::RetryPolicy;
 // The store's modules the CLI, the tests and the benchmark use by name.
 pub use store::{db, nodes};

@@ -31,7 +31,7 @@ use crate::store::history::{self, Action, HistoryView};
 use crate::store::invariant::{self, NodeState};
 use crate::store::nodes::{self as nodes_store, Locking, NodeQuery, NodeView};
 use crate::store::statements;
-use crate::store::transaction;
+use crate::store::transaction::{self, RetryPolicy};
 use nodemaint_entity::vocab::{FAULT, LEGACY, fault_column};
 use nodemaint_entity::{Scope, node_history, node_maintenance, nodes};
 use nodemaint_runtime::sql::now_utc;
@@ -61,6 +61,8 @@ pub struct Maintenance {
     policy: Arc<Policy>,
     /// SQLite only: its write transactions, one at a time, in arrival order.
     writers: Option<Arc<Semaphore>>,
+    /// How a transaction that lost to a concurrent one is run again.
+    retry: RetryPolicy,
 }
 
 /// A node locked for the rest of a transaction, with what the caller holds on it.
@@ -78,7 +80,14 @@ impl Maintenance {
         // the last one commits. Writers in other processes (reconcile from
         // cron) still meet the busy timeout.
         let writers = (db.get_database_backend() == DbBackend::Sqlite).then(|| Arc::new(Semaphore::new(1)));
-        Maintenance { db, policy: Arc::new(policy), writers }
+        Maintenance { db, policy: Arc::new(policy), writers, retry: RetryPolicy::default() }
+    }
+
+    /// With `retry` instead of the default retry policy (`[database]
+    /// max_retries`, `retry_interval`, `max_retry_interval`).
+    pub fn with_retry_policy(mut self, retry: RetryPolicy) -> Maintenance {
+        self.retry = retry;
+        self
     }
 
     pub fn policy(&self) -> &Policy {
@@ -102,7 +111,7 @@ impl Maintenance {
             Some(queue) => queue.acquire().await.ok(),
             None => None,
         };
-        transaction::run(&self.db, op).await
+        transaction::run(&self.db, &self.retry, op).await
     }
 
     /// The node, visible to the caller, without locking (reads).

@@ -16,7 +16,7 @@ use crate::schema;
 use crate::store::history::{self, Action};
 use crate::store::invariant::{self, NodeState};
 use crate::store::nodes;
-use crate::store::transaction;
+use crate::store::transaction::{self, RetryPolicy};
 use nodemaint_entity::{node_history, node_maintenance};
 use nodemaint_migration::backfill::{self, Missing, NodeSet};
 use nodemaint_runtime::drift::{self, DriftKind, LegacyFix, NodeDrift, RECONCILE_ASSERTER};
@@ -61,6 +61,8 @@ pub struct ReconcileOptions {
     /// `[upgrade] pin_release_version`: while set, the boolean is canonical.
     pub pinned: Option<String>,
     pub lock_timeout: Duration,
+    /// How a repair batch that lost to a concurrent transaction is run again.
+    pub retry: RetryPolicy,
     pub progress: Arc<dyn Progress>,
     pub on_wait: Box<dyn FnOnce() + Send>,
 }
@@ -73,6 +75,7 @@ impl Default for ReconcileOptions {
             dry_run: false,
             pinned: None,
             lock_timeout: Duration::from_secs(300),
+            retry: RetryPolicy::default(),
             progress: Arc::new(NoProgress),
             on_wait: Box::new(|| {}),
         }
@@ -264,7 +267,7 @@ async fn repair_window(
                 break;
             }
             let (now, later) = pending.split_at(pending.len().min((*budget).min(usize::MAX as u64) as usize));
-            let repaired = repair_nodes(db, now, pinned).await?;
+            let repaired = repair_nodes(db, &options.retry, now, pinned).await?;
             for d in &repaired {
                 tally.found(d);
                 tally.repaired(d);
@@ -283,10 +286,15 @@ async fn repair_window(
 
 /// Repairs the drift of the candidates `ids` in one transaction; returns
 /// what it repaired (classified under the lock, so only real drift).
-async fn repair_nodes(db: &DatabaseConnection, ids: &[i32], pinned: bool) -> Result<Vec<NodeDrift>> {
+async fn repair_nodes(
+    db: &DatabaseConnection,
+    retry: &RetryPolicy,
+    ids: &[i32],
+    pinned: bool,
+) -> Result<Vec<NodeDrift>> {
     // Through the transaction runner: a batch that loses a deadlock to an
     // API request is run again whole, and classified again under its locks.
-    transaction::run(db, |txn| async move {
+    transaction::run(db, retry, |txn| async move {
         let mut repaired = Vec::new();
         // Each step's statements list its nodes (IN lists, VALUES rows), so
         // the transaction goes LOAD_CHUNK nodes at a time, under every

@@ -12,9 +12,11 @@
 //! a real Ironic 39 API. Prints one table and writes the same as JSON to
 //! `target/bench/fleet.json`. `--serve-only` runs just the HTTP figures and
 //! `--ops-only` just the entry operations, each on a small database.
+//! `--galera` adds the entry operations on a three-node Galera cluster.
 
 mod db;
 mod drift;
+mod galera;
 mod hand;
 mod ops;
 mod serve;
@@ -53,17 +55,20 @@ struct Args {
     only: Option<Only>,
     /// A running Ironic API (noauth, fake-hardware) to compare `nodemaint serve` with.
     ironic_url: Option<String>,
+    /// `--galera`: the Galera cluster figures (after any backend's).
+    galera: bool,
 }
 
 fn usage() -> ! {
     eprintln!(
-        "usage: cargo bench --bench fleet -- [--backend sqlite|postgres|mysql|all] [--nodes N] [--quick] [--serve-only|--ops-only] [--ironic-url URL]"
+        "usage: cargo bench --bench fleet -- [--backend sqlite|postgres|mysql|all] [--nodes N] [--quick] [--serve-only|--ops-only] [--ironic-url URL] [--galera]"
     );
     std::process::exit(127)
 }
 
 fn parse_args() -> Args {
-    let mut args = Args { backends: Vec::new(), nodes: 1_000_000, quick: false, only: None, ironic_url: None };
+    let mut args =
+        Args { backends: Vec::new(), nodes: 1_000_000, quick: false, only: None, ironic_url: None, galera: false };
     let mut it = std::env::args().skip(1);
     while let Some(arg) = it.next() {
         match arg.as_str() {
@@ -78,6 +83,7 @@ fn parse_args() -> Args {
             "--quick" => args.quick = true,
             "--serve-only" => args.only = Some(Only::Serve),
             "--ops-only" => args.only = Some(Only::Ops),
+            "--galera" => args.galera = true,
             "--ironic-url" => {
                 args.ironic_url = Some(it.next().unwrap_or_else(|| usage()).trim_end_matches('/').to_owned())
             }
@@ -88,7 +94,7 @@ fn parse_args() -> Args {
     if args.quick {
         args.nodes = 10_000;
     }
-    if args.backends.is_empty() {
+    if args.backends.is_empty() && !args.galera {
         args.backends.push(Backend::Sqlite);
     }
     args
@@ -498,6 +504,9 @@ async fn main() {
             Some(only) => run_small(*backend, only, args.quick, ironic).await,
             None => run_backend(*backend, args.nodes, args.quick, ironic).await,
         });
+    }
+    if args.galera {
+        figures.extend(galera::figures(args.quick).await);
     }
     let table = render(&figures);
     println!("{table}");

@@ -24,19 +24,29 @@ fn caller(i: usize) -> Caller {
 
 /// Cycles per second through `nodemaint::Maintenance`.
 pub async fn library(url: &str, workers: usize, hot: bool, run_for: Duration) -> f64 {
-    let db = nodemaint::db::connect_with(url, Some(workers as u32 + 1)).await.unwrap();
-    // As a deployment with enforce_scope = false and legacy admin rules.
-    let mut policy = Policy::defaults()
-        .with_overrides("\"baremetal:node:maintenance:add\": \"role:admin\"\n\"baremetal:node:maintenance:remove\": \"role:admin\"\n")
-        .unwrap();
-    policy.enforce_scope = false;
-    let svc = Maintenance::new(db, policy);
+    library_spread(&[url.to_owned()], workers, hot, run_for).await
+}
+
+/// [`library`] with worker `i` on `urls[i % urls.len()]` (the nodes of a
+/// Galera cluster), one service and pool per URL.
+pub async fn library_spread(urls: &[String], workers: usize, hot: bool, run_for: Duration) -> f64 {
+    let mut services = Vec::new();
+    for url in urls {
+        let share = workers.div_ceil(urls.len());
+        let db = nodemaint::db::connect_with(url, Some(share as u32 + 1)).await.unwrap();
+        // As a deployment with enforce_scope = false and legacy admin rules.
+        let mut policy = Policy::defaults()
+            .with_overrides("\"baremetal:node:maintenance:add\": \"role:admin\"\n\"baremetal:node:maintenance:remove\": \"role:admin\"\n")
+            .unwrap();
+        policy.enforce_scope = false;
+        services.push(Maintenance::new(db, policy));
+    }
     let cpu = CpuMeter::start();
     let done = Arc::new(AtomicU64::new(0));
     let start = Instant::now();
     let tasks: Vec<_> = (0..workers)
         .map(|i| {
-            let (svc, done) = (svc.clone(), done.clone());
+            let (svc, done) = (services[i % services.len()].clone(), done.clone());
             tokio::spawn(async move {
                 let (who, node) = (caller(i), node_name(i, hot));
                 while start.elapsed() < run_for {
@@ -410,6 +420,28 @@ direct_backend!(direct_sqlite, sqlx::Sqlite);
 /// nodemaint::db::POOL_PING_AFTER_IDLE, longer than any run here).
 fn pool_options<DB: sqlx::Database>(workers: usize) -> sqlx::pool::PoolOptions<DB> {
     sqlx::pool::PoolOptions::new().max_connections(workers as u32 + 1).test_before_acquire(false)
+}
+
+/// [`direct`] with the node of worker `i` handled on `urls[i % urls.len()]`,
+/// all at once: the sum of the per-URL rates.
+pub async fn direct_spread(urls: &[String], idents: Vec<String>, run_for: Duration) -> f64 {
+    let mut groups: Vec<Vec<String>> = vec![Vec::new(); urls.len()];
+    for (i, ident) in idents.into_iter().enumerate() {
+        groups[i % urls.len()].push(ident);
+    }
+    let runs: Vec<_> = urls
+        .iter()
+        .zip(groups)
+        .map(|(url, idents)| {
+            let url = url.clone();
+            tokio::spawn(async move { direct(&url, idents, run_for).await })
+        })
+        .collect();
+    let mut total = 0.0;
+    for run in runs {
+        total += run.await.unwrap();
+    }
+    total
 }
 
 /// Cycles per second issuing the library's statements directly with sqlx,

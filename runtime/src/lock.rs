@@ -8,6 +8,16 @@
 //!
 //! The server-side locks die with their connection, so a killed process never
 //! leaves the lock held.
+//!
+//! On a MariaDB Galera cluster `GET_LOCK` holds on one node only, so a second
+//! process connected to another node would take it too. There the lock is a
+//! lease row in `nodemaint_locks` (created on first use): taken by an
+//! `INSERT … ON DUPLICATE KEY UPDATE` that succeeds only when the row is
+//! absent or its lease has run out, which the cluster certifies like any
+//! write (two nodes taking it at once: one loses and sees the other's row);
+//! renewed while held, deleted on release. A killed holder's lease runs out
+//! after [`LEASE`], and the next process takes it. The lease is measured by
+//! the database nodes' clocks, which must agree to well within it (NTP).
 
 use sea_orm::{ConnectOptions, ConnectionTrait, Database, DatabaseConnection, DbBackend, DbErr, Statement};
 use std::fs::{File, OpenOptions, TryLockError};
@@ -35,8 +45,24 @@ impl From<DbErr> for LockError {
     }
 }
 
+/// How long a Galera lease lasts without renewal: the longest a killed
+/// holder keeps others waiting. Renewed every quarter of it.
+pub const LEASE: Duration = Duration::from_secs(20);
+
+/// The lease table's name (Galera only).
+pub const LEASE_TABLE: &str = "nodemaint_locks";
+
 enum Held {
-    Server { conn: DatabaseConnection, unlock: Statement },
+    Server {
+        conn: DatabaseConnection,
+        unlock: Statement,
+    },
+    /// A Galera lease, and the task renewing it (aborted on drop).
+    Lease {
+        conn: DatabaseConnection,
+        release: Statement,
+        renewal: tokio::task::JoinHandle<()>,
+    },
     File(#[allow(dead_code)] File),
     Nothing,
 }
@@ -48,13 +74,31 @@ pub struct LockGuard {
 }
 
 impl LockGuard {
-    pub async fn release(self) -> Result<(), DbErr> {
-        if let Held::Server { conn, unlock } = self.held {
-            conn.execute_raw(unlock).await?;
-            conn.close().await?;
+    pub async fn release(mut self) -> Result<(), DbErr> {
+        match std::mem::replace(&mut self.held, Held::Nothing) {
+            Held::Server { conn, unlock } => {
+                conn.execute_raw(unlock).await?;
+                conn.close().await?;
+            }
+            Held::Lease { conn, release, renewal } => {
+                renewal.abort();
+                conn.execute_raw(release).await?;
+                conn.close().await?;
+            }
+            Held::File(_) | Held::Nothing => {}
         }
         tracing::debug!("lock released");
         Ok(())
+    }
+}
+
+impl Drop for LockGuard {
+    fn drop(&mut self) {
+        // Not released (an error or an interrupt): stop renewing, so the
+        // lease runs out and the next process takes it.
+        if let Held::Lease { renewal, .. } = &self.held {
+            renewal.abort();
+        }
     }
 }
 
@@ -131,6 +175,9 @@ pub async fn acquire(
             let mut options = ConnectOptions::new(url.to_owned());
             options.max_connections(1).min_connections(1).sqlx_logging(false);
             let conn = Database::connect(options).await?;
+            if backend == DbBackend::MySql && is_galera(&conn).await? {
+                return acquire_lease(conn, name, timeout, start, waited).await;
+            }
             let (try_lock, unlock) = match backend {
                 DbBackend::Postgres => {
                     let key = advisory_key(name);
@@ -162,6 +209,109 @@ pub async fn acquire(
                 tokio::time::sleep(poll).await;
             }
         }
+    }
+}
+
+/// Whether the MySQL server behind `conn` is a Galera node (`wsrep_on`).
+pub async fn is_galera(conn: &DatabaseConnection) -> Result<bool, DbErr> {
+    let row = conn.query_one_raw(Statement::from_string(DbBackend::MySql, "SHOW VARIABLES LIKE 'wsrep_on'")).await?;
+    Ok(row.and_then(|r| r.try_get_by_index::<String>(1).ok()).is_some_and(|v| v.eq_ignore_ascii_case("ON")))
+}
+
+/// The Galera form of [`acquire`]: the lease row (see the module docs).
+async fn acquire_lease(
+    conn: DatabaseConnection,
+    name: &str,
+    timeout: Duration,
+    start: Instant,
+    mut waited: impl FnMut(),
+) -> Result<LockGuard, LockError> {
+    let sql = |text: &str, values: Vec<sea_orm::Value>| Statement::from_sql_and_values(DbBackend::MySql, text, values);
+    // Causal reads on this connection too: the row another node just wrote is seen.
+    conn.execute_unprepared("SET SESSION wsrep_sync_wait = 1").await?;
+    conn.execute_unprepared(&format!(
+        "CREATE TABLE IF NOT EXISTS {LEASE_TABLE} (name VARCHAR(64) NOT NULL PRIMARY KEY, \
+         owner VARCHAR(64) NOT NULL, expires_at DATETIME(6) NOT NULL) ENGINE=InnoDB"
+    ))
+    .await?;
+    let owner = format!("{}:{}", std::process::id(), uuid::Uuid::new_v4().simple());
+    let lease = LEASE.as_secs();
+    // MySQL applies the assignments left to right: the owner changes only
+    // when the lease ran out (or is ours), and the expiry only when the
+    // owner (as just set) is us.
+    let take = sql(
+        &format!(
+            "INSERT INTO {LEASE_TABLE} (name, owner, expires_at) VALUES (?, ?, NOW(6) + INTERVAL {lease} SECOND) \
+             ON DUPLICATE KEY UPDATE owner = IF(expires_at < NOW(6), VALUES(owner), owner), \
+             expires_at = IF(owner = VALUES(owner), VALUES(expires_at), expires_at)"
+        ),
+        vec![name.into(), owner.clone().into()],
+    );
+    let holder = sql(&format!("SELECT owner FROM {LEASE_TABLE} WHERE name = ?"), vec![name.into()]);
+    let poll = Duration::from_millis(200);
+    loop {
+        match conn.execute_raw(take.clone()).await {
+            Ok(_) => {}
+            // Another node took it at the same moment and won certification.
+            Err(e) if is_deadlock(&e) => {}
+            Err(e) => return Err(e.into()),
+        }
+        let current = conn.query_one_raw(holder.clone()).await?.and_then(|r| r.try_get_by_index::<String>(0).ok());
+        if current.as_deref() == Some(owner.as_str()) {
+            tracing::info!(
+                lock = name,
+                lease_s = lease,
+                waited_ms = start.elapsed().as_millis() as u64,
+                "lease taken (Galera)"
+            );
+            let renew = sql(
+                &format!(
+                    "UPDATE {LEASE_TABLE} SET expires_at = NOW(6) + INTERVAL {lease} SECOND WHERE name = ? AND owner = ?"
+                ),
+                vec![name.into(), owner.clone().into()],
+            );
+            let renewal = tokio::spawn(renew_lease(conn.clone(), renew, name.to_owned()));
+            let release = sql(
+                &format!("DELETE FROM {LEASE_TABLE} WHERE name = ? AND owner = ?"),
+                vec![name.into(), owner.into()],
+            );
+            return Ok(LockGuard { held: Held::Lease { conn, release, renewal } });
+        }
+        if start.elapsed() >= timeout {
+            let _ = conn.close().await;
+            return Err(LockError::Timeout { name: name.to_owned(), waited: start.elapsed() });
+        }
+        waited();
+        tokio::time::sleep(poll).await;
+    }
+}
+
+/// Renews the lease every quarter of [`LEASE`] until aborted.
+async fn renew_lease(conn: DatabaseConnection, renew: Statement, name: String) {
+    loop {
+        tokio::time::sleep(LEASE / 4).await;
+        match conn.execute_raw(renew.clone()).await {
+            Ok(done) if done.rows_affected() == 1 => {}
+            Ok(_) => {
+                tracing::error!(lock = %name, "the lease was lost (it ran out before it was renewed); another process may hold it now");
+                return;
+            }
+            Err(e) => tracing::warn!(lock = %name, "renewing the lease failed: {e}; trying again"),
+        }
+    }
+}
+
+/// MySQL error 1213: a deadlock, or a Galera certification conflict.
+fn is_deadlock(e: &DbErr) -> bool {
+    use sea_orm::RuntimeErr;
+    let (DbErr::Exec(RuntimeErr::SqlxError(inner)) | DbErr::Query(RuntimeErr::SqlxError(inner))) = e else {
+        return false;
+    };
+    match inner.as_ref() {
+        sea_orm::sqlx::Error::Database(db) => {
+            db.try_downcast_ref::<sea_orm::sqlx::mysql::MySqlDatabaseError>().is_some_and(|m| m.number() == 1213)
+        }
+        _ => false,
     }
 }
 

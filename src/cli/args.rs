@@ -9,7 +9,7 @@ use std::path::PathBuf;
     name = "nodemaint",
     version,
     about = "Typed node maintenance for OpenStack Ironic: migrations, backfill, nodes and fleets",
-    after_help = "Examples:\n  nodemaint db upgrade\n  nodemaint --database-url postgres://ironic@db/ironic db status\n  nodemaint fleet seed --nodes 10000 --maintained-fraction 0.1\n  nodemaint maintenance add myNode --type operator_hold --reason \"Row C power work\"\n\nExit codes: 0 ok, 3 configuration, 4 database unreachable or a privilege missing, 5 not an Ironic/nodemaint database or schema missing, 6 lock timeout, 7 not found, 8 forbidden, 9 conflict, 10 bad input, 11 other database error, 127 bad arguments, 130/143 interrupted (SIGINT/SIGTERM; the open transaction rolled back)."
+    after_help = "Examples:\n  nodemaint db upgrade\n  nodemaint --database-url postgres://ironic@db/ironic db status\n  nodemaint fleet seed --nodes 10000 --maintained-fraction 0.1\n  nodemaint maintenance add myNode --type operator_hold --reason \"Row C power work\"\n\nExit codes: 0 ok, 3 configuration, 4 database unreachable or a privilege missing, 5 not an Ironic/nodemaint database or schema missing, 6 lock timeout, 7 not found, 8 forbidden, 9 conflict, 10 bad input, 11 other database error, 12 contention: retried and still conflicting (try again), 127 bad arguments, 130/143 interrupted (SIGINT/SIGTERM; the open transaction rolled back)."
 )]
 pub struct Cli {
     #[command(flatten)]

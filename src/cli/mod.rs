@@ -180,6 +180,7 @@ async fn reconcile(args: &ReconcileArgs, global: &Global, out: &Output) -> Resul
         dry_run: *dry_run,
         pinned: pin.as_ref().map(|p| p.version.clone()),
         lock_timeout: Duration::from_secs(timeout),
+        retry: load_config(global)?.database.retry_policy()?,
         progress: progress::bar(out.quiet),
         on_wait: Box::new(move || {
             if !quiet {
@@ -253,7 +254,7 @@ async fn service(global: &Global, caller: &CallerArgs, access: Access) -> Result
     let policy = policy_from(caller.policy_file.as_ref(), global)?;
     let (conn, url) = open(global, access).await?;
     schema::require_maintenance_table(&conn, &url).await?;
-    Ok(Maintenance::new(conn, policy))
+    Ok(Maintenance::new(conn, policy).with_retry_policy(load_config(global)?.database.retry_policy()?))
 }
 
 /// Connects for what the command does: only `db upgrade` creates an SQLite
@@ -304,7 +305,8 @@ async fn serve(args: &ServeArgs, global: &Global) -> Result<()> {
         auth: args.auth_strategy,
         public_endpoint: args.public_endpoint.clone(),
     };
-    crate::server::serve(Maintenance::new(conn, policy), options).await
+    let retry = load_config(global)?.database.retry_policy()?;
+    crate::server::serve(Maintenance::new(conn, policy).with_retry_policy(retry), options).await
 }
 
 async fn maintenance_command(cmd: &MaintenanceCommand, global: &Global, out: &Output) -> Result<()> {

@@ -68,6 +68,11 @@ impl IntoResponse for ApiError {
         let body = py_json(&json!({"error_message": self.error_message()}));
         let mut response = (self.status(), body).into_response();
         response.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
+        if self.status() == StatusCode::SERVICE_UNAVAILABLE {
+            // Contention, an unreachable or not-ready database node, a lock
+            // held elsewhere: all pass; a client may come back in a second.
+            response.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+        }
         response
     }
 }
@@ -97,5 +102,13 @@ mod tests {
             kind: nodemaint::error::DbFailure::Other,
         });
         assert!(db.error_message().starts_with(r#"{"faultcode": "Server""#));
+    }
+
+    #[test]
+    fn contention_is_a_503_with_retry_after() {
+        let e = ApiError::Library(nodemaint::Error::Contended("the database refused this change".into()));
+        let response = e.into_response();
+        assert_eq!(response.status(), StatusCode::SERVICE_UNAVAILABLE);
+        assert_eq!(response.headers().get(header::RETRY_AFTER).unwrap(), "1");
     }
 }

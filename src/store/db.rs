@@ -303,7 +303,22 @@ pub async fn connect_for(url: &str, max_connections: Option<u32>, access: Access
         options.max_connections(4);
     }
     let started = std::time::Instant::now();
-    probe_server(url).await?;
+    if probe_server(url).await? == Server::Galera {
+        // Causal reads: every statement of every connection first waits
+        // until this node has applied what the cluster certified before it,
+        // so a read through one node sees a commit made through another
+        // (detection, checks, the node read under the lock, and a client's
+        // GET after its PUT through another node behind a load balancer).
+        tracing::debug!("Galera cluster: sessions read causally (wsrep_sync_wait = 1)");
+        options.map_sqlx_mysql_pool_opts(|pool| {
+            pool.after_connect(|conn, _| {
+                Box::pin(async move {
+                    use sea_orm::sqlx::Executor;
+                    conn.execute("SET SESSION wsrep_sync_wait = 1").await.map(|_| ())
+                })
+            })
+        });
+    }
     let mut db = Database::connect(options).await.map_err(|e| connect_error(url, &e))?;
     // With -vv (or RUST_LOG=debug), count every statement and log each at
     // trace level; otherwise the pool carries no callback at all.
@@ -324,19 +339,39 @@ pub async fn connect_for(url: &str, max_connections: Option<u32>, access: Access
     Ok(db)
 }
 
+/// What [`probe_server`] found at the URL.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Server {
+    /// A single server (PostgreSQL, MySQL, MariaDB without wsrep), or SQLite.
+    Single,
+    /// A node of a MariaDB Galera cluster (`wsrep_on` is `ON`).
+    Galera,
+}
+
 /// One direct connection before the pool: a pool retries until its timeout
-/// and then reports only "timed out", hiding "connection refused".
-async fn probe_server(url: &str) -> Result<()> {
-    use sea_orm::sqlx::{Connection, MySqlConnection, PgConnection};
+/// and then reports only "timed out", hiding "connection refused". On
+/// MySQL it also asks whether the server is a Galera node.
+async fn probe_server(url: &str) -> Result<Server> {
+    use sea_orm::sqlx::{Connection, MySqlConnection, PgConnection, Row};
     let attempt = async {
         match backend_of(url) {
-            DbBackend::Postgres => PgConnection::connect(url).await?.close().await,
-            DbBackend::MySql => MySqlConnection::connect(url).await?.close().await,
-            _ => Ok(()),
+            DbBackend::Postgres => PgConnection::connect(url).await?.close().await.map(|()| Server::Single),
+            DbBackend::MySql => {
+                let mut conn = MySqlConnection::connect(url).await?;
+                // SHOW VARIABLES answers on every MySQL and MariaDB; a server
+                // without wsrep has no such row, or OFF.
+                let wsrep = sea_orm::sqlx::query("SHOW VARIABLES LIKE 'wsrep_on'").fetch_optional(&mut conn).await?;
+                let on = wsrep
+                    .and_then(|row| row.try_get::<String, _>(1).ok())
+                    .is_some_and(|v| v.eq_ignore_ascii_case("ON"));
+                conn.close().await?;
+                Ok(if on { Server::Galera } else { Server::Single })
+            }
+            _ => Ok(Server::Single),
         }
     };
     match tokio::time::timeout(Duration::from_secs(10), attempt).await {
-        Ok(Ok(())) => Ok(()),
+        Ok(Ok(server)) => Ok(server),
         Ok(Err(e)) => Err(connect_error_text(url, &e.to_string())),
         Err(_) => Err(Error::Unreachable(format!(
             "cannot connect to {}: no answer within 10s; is the server running, and is the URL right?",

@@ -1,5 +1,5 @@
 //! Everything that sends SQL for the operations above it: connections
-//! ([`db`]), the one transaction runner (`transaction`), the one node
+//! ([`db`]), the one transaction runner ([`transaction`]), the one node
 //! lookup and lock ([`nodes`], also the legacy node writes an old service
 //! makes), the invariant write (`invariant`: boolean, reason, fault), history events ([`history`]) and the statements every API
 //! operation sends, rendered once (`statements`).
@@ -9,4 +9,4 @@ pub mod history;
 pub(crate) mod invariant;
 pub mod nodes;
 pub(crate) mod statements;
-pub(crate) mod transaction;
+pub mod transaction;

@@ -20,25 +20,25 @@ const OWNER: &str = "9c84d2e0f1a3";
 const LESSEE: &str = "a0a0a0a0a0a0";
 const LESSEE_B: &str = "b0b0b0b0b0b0";
 /// The typed-maintenance microversion, and one an old client negotiates.
-const NEW: &str = "1.116";
-const OLD: &str = "1.65";
+pub(crate) const NEW: &str = "1.116";
+pub(crate) const OLD: &str = "1.65";
 
 /// Credentials as a fronting proxy leaves them (trusted-headers).
 #[derive(Clone, Copy)]
-struct As {
+pub(crate) struct As {
     user: &'static str,
     project: Option<&'static str>,
     roles: &'static str,
 }
 
-const OPERATOR: As = As { user: "op-admin", project: None, roles: "admin" };
+pub(crate) const OPERATOR: As = As { user: "op-admin", project: None, roles: "admin" };
 const OWNER_MEMBER: As = As { user: "1f2e3d4c5b6a", project: Some(OWNER), roles: "member" };
 const OWNER_TEAMMATE: As = As { user: "teammate", project: Some(OWNER), roles: "member" };
 const LESSEE_ADMIN: As = As { user: "lessee-user", project: Some(LESSEE), roles: "admin" };
 const LESSEE_B_ADMIN: As = As { user: "lessee-b-user", project: Some(LESSEE_B), roles: "admin" };
 
 /// A running `nodemaint serve`, stopped with SIGTERM on drop.
-struct Server {
+pub(crate) struct Server {
     child: Child,
     base: String,
     log: Arc<Mutex<Vec<String>>>,
@@ -47,10 +47,10 @@ struct Server {
     http: reqwest::Client,
 }
 
-struct Reply {
-    status: StatusCode,
-    headers: reqwest::header::HeaderMap,
-    body: String,
+pub(crate) struct Reply {
+    pub(crate) status: StatusCode,
+    pub(crate) headers: reqwest::header::HeaderMap,
+    pub(crate) body: String,
 }
 
 impl Reply {
@@ -59,23 +59,23 @@ impl Reply {
     }
 
     /// The message an Ironic client shows: `faultstring` inside `error_message`.
-    fn fault(&self) -> String {
+    pub(crate) fn fault(&self) -> String {
         let inner: Value = serde_json::from_str(self.json()["error_message"].as_str().expect("error_message"))
             .expect("error_message is JSON");
         inner["faultstring"].as_str().or(inner["description"].as_str()).expect("a message").to_owned()
     }
 
-    fn header(&self, name: &str) -> Option<&str> {
+    pub(crate) fn header(&self, name: &str) -> Option<&str> {
         self.headers.get(name).and_then(|v| v.to_str().ok())
     }
 }
 
 impl Server {
-    fn start(url: &str, auth: &str) -> Server {
+    pub(crate) fn start(url: &str, auth: &str) -> Server {
         Server::start_with(url, auth, &[])
     }
 
-    fn start_with(url: &str, auth: &str, extra: &[&str]) -> Server {
+    pub(crate) fn start_with(url: &str, auth: &str, extra: &[&str]) -> Server {
         let mut args = vec!["serve", "--bind", "127.0.0.1:0", "--auth-strategy", auth];
         args.extend_from_slice(extra);
         let mut child = nodemaint_cmd(url, &args)
@@ -105,7 +105,7 @@ impl Server {
         Server { child, base, log, reader: Some(reader), http: reqwest::Client::new() }
     }
 
-    async fn call(
+    pub(crate) async fn call(
         &self,
         method: Method,
         path: &str,
@@ -171,7 +171,7 @@ impl Server {
     /// SIGTERM, then the exit status (killed after 10 s if it hangs), once
     /// everything the server wrote to stderr is in the log: the process can
     /// exit before the reader thread has taken its last lines.
-    fn stop(&mut self) -> std::process::ExitStatus {
+    pub(crate) fn stop(&mut self) -> std::process::ExitStatus {
         let _ = std::process::Command::new("kill").arg("-TERM").arg(self.child.id().to_string()).status();
         let deadline = Instant::now() + Duration::from_secs(10);
         let status = loop {

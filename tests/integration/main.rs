@@ -9,6 +9,7 @@ mod catalog;
 mod concurrency;
 mod db_cli;
 mod first_day;
+mod galera;
 mod maintenance_cli;
 mod rolling_upgrade;
 mod scenarios;

@@ -3,6 +3,7 @@
 
 mod backend;
 mod backfilled;
+mod galera;
 mod invariants;
 mod pin;
 mod schema;
@@ -19,6 +20,7 @@ pub const ALL: &[Check] = &[
     Check { name: "Registered maintenance types", run: |c| Box::pin(types::check(c)) },
     Check { name: "Stale holds after a lease or ownership change", run: |c| Box::pin(stale::check(c)) },
     Check { name: "Database backend supported", run: |c| Box::pin(backend::check(c)) },
+    Check { name: "Galera cluster", run: |c| Box::pin(galera::check(c)) },
 ];
 
 /// Whether `node_maintenance` exists; checks of its rows need it.

@@ -1,0 +1,424 @@
+//! nodemaint on a real three-node MariaDB Galera cluster, started by
+//! `tests/galera/cluster.sh` (Debian's mariadb-server and galera-4, run as
+//! the `mysql` user, hence root): concurrent writers through every node with
+//! no failed request, cluster-wide migration and reconcile locks, a killed
+//! lock holder, causal reads after an upgrade through another node, and a
+//! Galera node killed under load. Outside CI, without root, the tests say
+//! they skipped; under CI they fail.
+
+use crate::api::{OLD, OPERATOR, Server};
+use crate::common::{count, nodemaint_cmd, ok, rows, runs_as_root, stderr, stdout};
+use nodemaint::entity::vocab::maintenance_reason_column;
+use nodemaint::entity::{node_maintenance, nodes};
+use nodemaint_test_support::{Backend, ScratchDb, database_url};
+use reqwest::Method;
+use sea_orm::{ColumnTrait, ConnectionTrait, DatabaseConnection, EntityTrait, QueryFilter, QueryOrder};
+use serde_json::json;
+use std::process::{Command, Stdio};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+/// A Galera cluster started by the script: the shared one on ports
+/// 3311-3313, or one of a test's own (which it stops when dropped).
+struct Cluster {
+    dir: String,
+    base: u16,
+    servers: Vec<String>,
+    own: bool,
+}
+
+impl Cluster {
+    /// The shared cluster (started if it is not running), or `None` when
+    /// the test may not start servers (see `runs_as_root`).
+    fn shared(test: &str) -> Option<Cluster> {
+        Cluster::start(test, "/tmp/nodemaint-galera", 3310, false)
+    }
+
+    /// A cluster of the test's own, for tests that kill its nodes.
+    fn own(test: &str, base: u16) -> Option<Cluster> {
+        Cluster::start(test, &format!("/tmp/nodemaint-galera-{base}"), base, true)
+    }
+
+    fn start(test: &str, dir: &str, base: u16, own: bool) -> Option<Cluster> {
+        if !runs_as_root(test) {
+            return None;
+        }
+        let mut cluster = Cluster { dir: dir.to_owned(), base, servers: Vec::new(), own };
+        let out = cluster.script(&["start"]).output().expect("run tests/galera/cluster.sh");
+        assert!(out.status.success(), "the Galera cluster did not start: {}{}", stdout(&out), stderr(&out));
+        cluster.servers = stdout(&out).lines().map(str::to_owned).collect();
+        assert_eq!(cluster.servers.len(), 3, "three URLs: {}", stdout(&out));
+        Some(cluster)
+    }
+
+    fn script(&self, args: &[&str]) -> Command {
+        let mut command = Command::new("bash");
+        command
+            .arg(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/galera/cluster.sh"))
+            .args(args)
+            .env("NODEMAINT_GALERA_DIR", &self.dir)
+            .env("NODEMAINT_GALERA_PORT", self.base.to_string());
+        command
+    }
+
+    /// A new database (created through node 1) and its URL on each node.
+    async fn database(&self) -> (ScratchDb, Vec<String>) {
+        let db = ScratchDb::empty(Backend::Mysql, Some(&self.servers[0]), "nodemaint_galera").await;
+        let name = db.url.rsplit('/').next().unwrap().to_owned();
+        let urls = self.servers.iter().map(|server| database_url(server, &name)).collect();
+        (db, urls)
+    }
+}
+
+impl Drop for Cluster {
+    fn drop(&mut self) {
+        if self.own {
+            let _ = self.script(&["stop"]).status();
+        }
+    }
+}
+
+async fn connect(url: &str) -> DatabaseConnection {
+    nodemaint::db::connect(url).await.expect("connect to a Galera node")
+}
+
+/// Runs `nodemaint` through each of `urls` at once with the same arguments.
+fn at_once(urls: &[&str], args: &[&str]) -> Vec<std::process::Output> {
+    let children: Vec<_> = urls
+        .iter()
+        .map(|url| nodemaint_cmd(url, args).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap())
+        .collect();
+    children.into_iter().map(|c| c.wait_with_output().unwrap()).collect()
+}
+
+/// Every invariant, on one node's copy: at most one legacy and one fault
+/// entry per node, no duplicate (type, scope, project), the boolean equal to
+/// "an entry exists", the reason column the synthesised one. Returns the
+/// rows that every node must hold alike.
+async fn invariants(url: &str) -> Vec<Vec<Option<String>>> {
+    let db = connect(url).await;
+    for node in nodes::Entity::find().all(&db).await.unwrap() {
+        let entries = node_maintenance::Entity::find()
+            .filter(node_maintenance::Column::NodeId.eq(node.id))
+            .order_by_asc(node_maintenance::Column::Id)
+            .all(&db)
+            .await
+            .unwrap();
+        let of = |ty: &str| entries.iter().filter(|e| e.entry_type == ty).count();
+        assert!(of("legacy") <= 1 && of("fault") <= 1, "{url} node {}: {entries:?}", node.id);
+        let mut keys: Vec<_> = entries.iter().map(|e| (&e.entry_type, &e.scope, &e.asserted_by_project)).collect();
+        keys.dedup();
+        assert_eq!(keys.len(), entries.len(), "{url}: duplicate (type, scope, project)");
+        assert_eq!(node.maintenance, Some(!entries.is_empty()), "{url} node {}: boolean", node.id);
+        assert_eq!(node.maintenance_reason, maintenance_reason_column(&entries), "{url} node {}: reason", node.id);
+    }
+    let mut snapshot = rows(
+        &db,
+        "SELECT CAST(id AS CHAR), CAST(node_id AS CHAR), type, scope, asserted_by_project, reason \
+         FROM node_maintenance ORDER BY id",
+    )
+    .await;
+    snapshot.extend(
+        rows(&db, "SELECT CAST(id AS CHAR), CAST(maintenance AS CHAR), maintenance_reason FROM nodes ORDER BY id")
+            .await,
+    );
+    snapshot.extend(rows(&db, "SELECT CAST(COUNT(*) AS CHAR) FROM node_history").await);
+    db.close().await.ok();
+    snapshot
+}
+
+/// Every node of the cluster holds the same rows, each copy with every invariant.
+async fn same_everywhere(urls: &[String]) {
+    let first = invariants(&urls[0]).await;
+    for url in &urls[1..] {
+        assert_eq!(invariants(url).await, first, "{url} holds other rows than {}", urls[0]);
+    }
+}
+
+/// What a load run saw: requests by status.
+#[derive(Default)]
+struct Tally {
+    ok: AtomicU64,
+    unavailable: AtomicU64,
+    other: AtomicU64,
+}
+
+/// `clients` clients, each on server `i % servers.len()` and node
+/// `i % nodes`, setting and clearing maintenance (Ironic's legacy calls)
+/// until `until`. Returns the tally and the first unexpected answer.
+async fn load(
+    servers: &[Arc<Server>],
+    nodes: &[String],
+    clients: usize,
+    run: Duration,
+) -> (Arc<Tally>, Option<String>) {
+    let tally = Arc::new(Tally::default());
+    let first_other = Arc::new(std::sync::Mutex::new(None));
+    let until = Instant::now() + run;
+    let mut tasks = Vec::new();
+    for i in 0..clients {
+        let server = servers[i % servers.len()].clone();
+        let node = nodes[i % nodes.len()].clone();
+        let (tally, first_other) = (tally.clone(), first_other.clone());
+        tasks.push(tokio::spawn(async move {
+            let path = format!("/v1/nodes/{node}/maintenance");
+            let mut n = 0u64;
+            while Instant::now() < until {
+                n += 1;
+                let (method, body) = if n % 2 == 1 {
+                    (Method::PUT, Some(json!({"reason": format!("client {i} round {n}")})))
+                } else {
+                    (Method::DELETE, None)
+                };
+                let r = server.call(method, &path, Some(OLD), Some(OPERATOR), body).await;
+                if r.status.is_success() {
+                    tally.ok.fetch_add(1, Ordering::Relaxed);
+                } else if r.status == reqwest::StatusCode::SERVICE_UNAVAILABLE {
+                    tally.unavailable.fetch_add(1, Ordering::Relaxed);
+                    assert_eq!(r.header("Retry-After"), Some("1"), "{}", r.body);
+                    let message = r.fault();
+                    assert!(
+                        !message.contains('\n') && !message.contains("1213"),
+                        "one line, no driver text: {message}"
+                    );
+                } else {
+                    tally.other.fetch_add(1, Ordering::Relaxed);
+                    first_other.lock().unwrap().get_or_insert(format!("{} {}", r.status, r.body));
+                }
+            }
+        }));
+    }
+    for task in tasks {
+        task.await.unwrap();
+    }
+    let first = first_other.lock().unwrap().clone();
+    (tally, first)
+}
+
+/// Four nodes (`hot0`..`hot3`) on a migrated database, through node 1.
+async fn hot_nodes(url: &str) -> Vec<String> {
+    ok(&nodemaint_cmd(url, &["db", "upgrade"]).output().unwrap());
+    let names: Vec<String> = (0..4).map(|i| format!("hot{i}")).collect();
+    for name in &names {
+        ok(&nodemaint_cmd(url, &["node", "create", "--name", name]).output().unwrap());
+    }
+    names
+}
+
+/// A config file with `text`, in the temp directory (removed with the guard).
+struct ConfigFile(std::path::PathBuf);
+
+impl ConfigFile {
+    fn new(text: &str) -> ConfigFile {
+        let path = std::env::temp_dir().join(format!("nodemaint-galera-{}.toml", uuid::Uuid::new_v4().simple()));
+        std::fs::write(&path, text).unwrap();
+        ConfigFile(path)
+    }
+
+    fn path(&self) -> String {
+        self.0.display().to_string()
+    }
+}
+
+impl Drop for ConfigFile {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn concurrent_writers_through_every_node_fail_no_request_and_every_node_agrees() {
+    let Some(cluster) = Cluster::shared("galera load") else { return };
+    let (_db, urls) = cluster.database().await;
+    let names = hot_nodes(&urls[0]).await;
+    let servers: Vec<Arc<Server>> = urls.iter().map(|url| Arc::new(Server::start(url, "noauth"))).collect();
+    let (tally, first_other) = load(&servers, &names, 16, Duration::from_secs(10)).await;
+    let (ok, unavailable, other) = (
+        tally.ok.load(Ordering::Relaxed),
+        tally.unavailable.load(Ordering::Relaxed),
+        tally.other.load(Ordering::Relaxed),
+    );
+    eprintln!("galera load: {ok} succeeded, {unavailable} 503, {other} other");
+    assert!(ok > 500, "the load ran: {ok} requests");
+    assert_eq!((unavailable, other), (0, 0), "no request fails; first unexpected: {first_other:?}");
+    drop(servers);
+    same_everywhere(&urls).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn without_retries_conflicts_are_503_with_retry_after_and_nothing_half_written() {
+    let Some(cluster) = Cluster::shared("galera no retries") else { return };
+    let (_db, urls) = cluster.database().await;
+    let names = hot_nodes(&urls[0]).await;
+    let file = ConfigFile::new("[database]\nmax_retries = 0\n");
+    let config = file.path();
+    let servers: Vec<Arc<Server>> =
+        urls.iter().map(|url| Arc::new(Server::start_with(url, "noauth", &["--config", &config]))).collect();
+    let (tally, first_other) = load(&servers, &names, 16, Duration::from_secs(8)).await;
+    let unavailable = tally.unavailable.load(Ordering::Relaxed);
+    assert_eq!(tally.other.load(Ordering::Relaxed), 0, "only 503 may fail: {first_other:?}");
+    assert!(unavailable > 0, "certification conflicts happen with 16 writers on 4 nodes through 3 Galera nodes");
+    drop(servers);
+    same_everywhere(&urls).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_upgrades_through_two_nodes_apply_each_migration_once() {
+    let Some(cluster) = Cluster::shared("galera upgrades") else { return };
+    // A fresh database.
+    let (_fresh, urls) = cluster.database().await;
+    let outs = at_once(&[&urls[0], &urls[1]], &["db", "upgrade"]);
+    for out in &outs {
+        ok(out);
+    }
+    let applied: usize = outs.iter().map(|o| stdout(o).matches("Applied ").count()).sum();
+    let db = connect(&urls[2]).await;
+    let migrations = count(&db, "SELECT COUNT(*) FROM nodemaint_migrations").await;
+    assert_eq!(applied as i64, migrations, "each migration applied once, by one of the two");
+    assert_eq!(count(&db, "SELECT COUNT(DISTINCT version) FROM nodemaint_migrations").await, migrations);
+
+    // A legacy fleet made by Ironic's own schema.
+    let (seeded, urls) = cluster.database().await;
+    seeded.load_ironic_schema().await;
+    ok(&nodemaint_cmd(&urls[0], &["fleet", "seed", "--nodes", "3000", "--maintained-fraction", "0.3", "--seed", "7"])
+        .output()
+        .unwrap());
+    for out in at_once(&[&urls[1], &urls[2]], &["db", "upgrade"]) {
+        ok(&out);
+    }
+    let db = connect(&urls[0]).await;
+    let maintained = count(&db, "SELECT COUNT(*) FROM nodes WHERE maintenance").await;
+    assert!(maintained > 500);
+    assert_eq!(count(&db, "SELECT COUNT(*) FROM node_maintenance WHERE type = 'legacy'").await, maintained);
+    assert_eq!(count(&db, "SELECT COUNT(DISTINCT node_id) FROM node_maintenance").await, maintained);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_reconciles_through_two_nodes_repair_each_drift_once() {
+    let Some(cluster) = Cluster::shared("galera reconcile") else { return };
+    let (_db, urls) = cluster.database().await;
+    ok(&nodemaint_cmd(&urls[0], &["db", "upgrade"]).output().unwrap());
+    ok(&nodemaint_cmd(&urls[0], &["fleet", "seed", "--nodes", "4000", "--maintained-fraction", "0.0", "--seed", "3"])
+        .output()
+        .unwrap());
+    // An old service sets the boolean on 400 nodes behind nodemaint's back.
+    let db = connect(&urls[0]).await;
+    db.execute_unprepared("UPDATE nodes SET maintenance = 1, maintenance_reason = 'old conductor' WHERE id % 10 = 0")
+        .await
+        .unwrap();
+    let drifted = count(&db, "SELECT COUNT(*) FROM nodes WHERE maintenance").await;
+    let outs = at_once(&[&urls[1], &urls[2]], &["--format", "json", "reconcile"]);
+    let mut repaired = 0;
+    for out in &outs {
+        let report: serde_json::Value = serde_json::from_str(&ok(out)).unwrap();
+        repaired += report["summary"].as_array().unwrap().iter().map(|k| k["repaired"].as_u64().unwrap()).sum::<u64>();
+    }
+    assert_eq!(repaired as i64, drifted, "each drift repaired once, by one of the two");
+    let db = connect(&urls[0]).await;
+    assert_eq!(count(&db, "SELECT COUNT(*) FROM node_maintenance WHERE type = 'legacy'").await, drifted);
+    let events = "SELECT COUNT(*) FROM node_history WHERE event LIKE '%asserted (type legacy%'";
+    assert_eq!(count(&db, events).await, drifted, "one history event per repair");
+    same_everywhere(&urls).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_lock_holder_killed_with_sigkill_leaves_the_lock_to_the_next_within_the_lease() {
+    let Some(cluster) = Cluster::shared("galera killed holder") else { return };
+    let (seeded, urls) = cluster.database().await;
+    seeded.load_ironic_schema().await;
+    ok(&nodemaint_cmd(&urls[0], &["fleet", "seed", "--nodes", "2000", "--maintained-fraction", "0.5", "--seed", "5"])
+        .output()
+        .unwrap());
+    // A session on node 1 holds every node row, so the backfill of the
+    // upgrade through node 1 waits (holding the migration lock) until killed.
+    let blocker = sea_orm::Database::connect(&urls[0]).await.unwrap();
+    let txn = sea_orm::TransactionTrait::begin(&blocker).await.unwrap();
+    txn.execute_unprepared("SELECT id FROM nodes FOR UPDATE").await.unwrap();
+    let mut holder = nodemaint_cmd(&urls[0], &["db", "upgrade"])
+        .env("RUST_LOG", "info")
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = std::io::BufRead::lines(std::io::BufReader::new(holder.stderr.take().unwrap()));
+    assert!(lines.any(|l| l.unwrap().contains("lease taken")), "the holder took the lease");
+    std::thread::sleep(Duration::from_secs(2));
+    holder.kill().unwrap();
+    holder.wait().unwrap();
+    txn.rollback().await.unwrap();
+    let started = Instant::now();
+    let next = nodemaint_cmd(&urls[1], &["db", "upgrade", "--lock-timeout", "60"]).output().unwrap();
+    ok(&next);
+    let waited = started.elapsed();
+    assert!(stderr(&next).contains("Waiting for the migration lock"), "it found the lock held: {}", stderr(&next));
+    assert!(
+        waited <= nodemaint::runtime::lock::LEASE + Duration::from_secs(10),
+        "took it within the lease: {waited:?}"
+    );
+    let db = connect(&urls[2]).await;
+    let maintained = count(&db, "SELECT COUNT(*) FROM nodes WHERE maintenance").await;
+    assert_eq!(count(&db, "SELECT COUNT(*) FROM node_maintenance WHERE type = 'legacy'").await, maintained);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_upgrade_check_through_another_node_right_after_the_upgrade_sees_no_drift() {
+    let Some(cluster) = Cluster::shared("galera causal reads") else { return };
+    for round in 0..3 {
+        let (seeded, urls) = cluster.database().await;
+        seeded.load_ironic_schema().await;
+        let seed = format!("{}", 11 + round);
+        ok(&nodemaint_cmd(
+            &urls[0],
+            &["fleet", "seed", "--nodes", "20000", "--maintained-fraction", "0.5", "--seed", &seed],
+        )
+        .output()
+        .unwrap());
+        ok(&nodemaint_cmd(&urls[0], &["db", "upgrade"]).output().unwrap());
+        let check = nodemaint_cmd(&urls[(round % 2) + 1], &["upgrade", "check"]).output().unwrap();
+        assert_eq!(check.status.code(), Some(0), "round {round}: {}", stdout(&check));
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_galera_node_killed_under_load_loses_nothing_and_rejoins_with_the_same_rows() {
+    let Some(cluster) = Cluster::own("galera node killed", 3410) else { return };
+    let (_db, urls) = cluster.database().await;
+    let names = hot_nodes(&urls[0]).await;
+    let survivors: Vec<Arc<Server>> = urls[..2].iter().map(|url| Arc::new(Server::start(url, "noauth"))).collect();
+    let doomed = Arc::new(Server::start(&urls[2], "noauth"));
+
+    let on_survivors = tokio::spawn({
+        let (survivors, names) = (survivors.clone(), names.clone());
+        async move { load(&survivors, &names, 8, Duration::from_secs(20)).await }
+    });
+    let on_doomed = tokio::spawn({
+        let (doomed, names) = (doomed.clone(), names.clone());
+        async move { load(&[doomed], &names, 4, Duration::from_secs(20)).await }
+    });
+    tokio::time::sleep(Duration::from_secs(4)).await;
+    assert!(cluster.script(&["kill", "3"]).status().unwrap().success());
+    let (tally, first_other) = on_survivors.await.unwrap();
+    assert_eq!(
+        (tally.unavailable.load(Ordering::Relaxed), tally.other.load(Ordering::Relaxed)),
+        (0, 0),
+        "through the surviving nodes nothing fails: {first_other:?}"
+    );
+    let (doomed_tally, doomed_other) = on_doomed.await.unwrap();
+    assert_eq!(
+        doomed_tally.other.load(Ordering::Relaxed),
+        0,
+        "the dead node's clients get 503s only: {doomed_other:?}"
+    );
+    assert!(doomed_tally.unavailable.load(Ordering::Relaxed) > 0, "the dead node's clients were told");
+
+    // While a node is missing the upgrade check warns.
+    let check = nodemaint_cmd(&urls[0], &["upgrade", "check"]).output().unwrap();
+    assert_eq!(check.status.code(), Some(1), "{}", stdout(&check));
+    assert!(stdout(&check).contains("2 of the 3"), "{}", stdout(&check));
+
+    drop(survivors);
+    drop(doomed);
+    assert!(cluster.script(&["restart", "3"]).status().unwrap().success(), "node 3 rejoins");
+    same_everywhere(&urls).await;
+}
