@@ -28,6 +28,71 @@ pub struct Config {
     pub upgrade: UpgradeSection,
     #[serde(default)]
     pub policy: PolicySection,
+    /// `serve --auth-strategy keystone`: keystonemiddleware's section, with
+    /// its key names, so it can be carried over from `ironic.conf`.
+    pub keystone_authtoken: Option<KeystoneSection>,
+}
+
+/// How `serve` validates tokens with Keystone (keystonemiddleware's
+/// `[keystone_authtoken]` keys).
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct KeystoneSection {
+    /// Keystone's identity endpoint, e.g. `https://keystone.example.com:5000/v3`
+    /// (`/v3` is added when absent).
+    pub auth_url: String,
+    /// `password` or `v3applicationcredential`.
+    #[serde(default = "default_auth_type")]
+    pub auth_type: String,
+    pub username: Option<String>,
+    pub password: Option<String>,
+    pub project_name: Option<String>,
+    #[serde(default = "default_domain")]
+    pub user_domain_name: String,
+    #[serde(default = "default_domain")]
+    pub project_domain_name: String,
+    pub application_credential_id: Option<String>,
+    pub application_credential_secret: Option<String>,
+    /// What a 401 names for clients to authenticate at (default: `auth_url`).
+    pub www_authenticate_uri: Option<String>,
+    /// A PEM file of CAs to verify Keystone's certificate with.
+    pub cafile: Option<String>,
+    /// Do not verify Keystone's certificate (testing only).
+    #[serde(default)]
+    pub insecure: bool,
+    /// Seconds a validated token is trusted without asking Keystone again
+    /// (at most until it expires); a revoked token works until then.
+    #[serde(default = "default_token_cache_time")]
+    pub token_cache_time: u64,
+    /// Seconds to wait for a connection to Keystone.
+    #[serde(default = "default_connect_timeout")]
+    pub http_connect_timeout: u64,
+    // keystonemiddleware keys that mean nothing here; accepted so the
+    // section carries over from ironic.conf unchanged.
+    pub auth_version: Option<toml::Value>,
+    pub region_name: Option<toml::Value>,
+    pub interface: Option<toml::Value>,
+    pub memcached_servers: Option<toml::Value>,
+    pub service_token_roles: Option<toml::Value>,
+    pub service_token_roles_required: Option<toml::Value>,
+    pub service_type: Option<toml::Value>,
+    pub delay_auth_decision: Option<toml::Value>,
+}
+
+fn default_auth_type() -> String {
+    "password".into()
+}
+
+fn default_domain() -> String {
+    "Default".into()
+}
+
+fn default_token_cache_time() -> u64 {
+    300
+}
+
+fn default_connect_timeout() -> u64 {
+    10
 }
 
 #[derive(Debug, Default, Clone, Deserialize, PartialEq)]

@@ -512,6 +512,6 @@ async fn sync_node<C: ConnectionTrait>(
 
 /// The node `ident` under the node lock.
 async fn lock_node(txn: &DatabaseTransaction, ident: &str) -> Result<nodes::Model> {
-    let mut locked = nodes_store::lock(txn, Locking::Ident(ident)).await?;
-    Ok(locked.remove(0))
+    let node = nodes_store::lock(txn, Locking::Ident(ident)).await?;
+    node.ok_or_else(|| Error::node_not_found(ident))
 }

@@ -11,21 +11,9 @@ use nodemaint_test_support::{Backend, ScratchDb, database_url};
 
 const WORKERS: usize = 8;
 
-/// The cluster's three server URLs, starting it if it is not running.
-fn cluster() -> Vec<String> {
-    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/galera/cluster.sh");
-    let out = std::process::Command::new("bash").arg(script).arg("start").output().expect("run cluster.sh");
-    assert!(
-        out.status.success(),
-        "the Galera cluster did not start (it needs root, mariadb-server, galera-4, rsync): {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).lines().map(str::to_owned).collect()
-}
-
 pub async fn figures(quick: bool) -> Vec<Figure> {
     eprintln!("[galera] assert + release cycles, {WORKERS} workers");
-    let servers = cluster();
+    let servers = nodemaint_test_support::galera::Cluster::shared().servers.clone();
     let scratch = ScratchDb::empty(Backend::Mysql, Some(&servers[0]), "nodemaint_bench_galera").await;
     let name = scratch.url.rsplit('/').next().unwrap().to_owned();
     let urls: Vec<String> = servers.iter().map(|s| database_url(s, &name)).collect();

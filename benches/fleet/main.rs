@@ -12,12 +12,14 @@
 //! a real Ironic 39 API. Prints one table and writes the same as JSON to
 //! `target/bench/fleet.json`. `--serve-only` runs just the HTTP figures and
 //! `--ops-only` just the entry operations, each on a small database.
-//! `--galera` adds the entry operations on a three-node Galera cluster.
+//! `--galera` adds the entry operations on a three-node Galera cluster;
+//! `--keystone-only` runs `serve` with Keystone tokens against trusted headers.
 
 mod db;
 mod drift;
 mod galera;
 mod hand;
+mod keystone;
 mod ops;
 mod serve;
 
@@ -45,6 +47,8 @@ enum Only {
     Serve,
     /// `--ops-only`: the entry-operation figures.
     Ops,
+    /// `--keystone-only`: keystone against trusted-headers over HTTP.
+    Keystone,
 }
 
 struct Args {
@@ -61,7 +65,7 @@ struct Args {
 
 fn usage() -> ! {
     eprintln!(
-        "usage: cargo bench --bench fleet -- [--backend sqlite|postgres|mysql|all] [--nodes N] [--quick] [--serve-only|--ops-only] [--ironic-url URL] [--galera]"
+        "usage: cargo bench --bench fleet -- [--backend sqlite|postgres|mysql|all] [--nodes N] [--quick] [--serve-only|--ops-only|--keystone-only] [--ironic-url URL] [--galera]"
     );
     std::process::exit(127)
 }
@@ -84,6 +88,7 @@ fn parse_args() -> Args {
             "--serve-only" => args.only = Some(Only::Serve),
             "--ops-only" => args.only = Some(Only::Ops),
             "--galera" => args.galera = true,
+            "--keystone-only" => args.only = Some(Only::Keystone),
             "--ironic-url" => {
                 args.ironic_url = Some(it.next().unwrap_or_else(|| usage()).trim_end_matches('/').to_owned())
             }
@@ -332,6 +337,7 @@ async fn run_small(backend: Backend, only: Only, quick: bool, ironic: Option<&st
     match only {
         Only::Serve => serve_figures(backend, &scratch.url, quick, ironic).await,
         Only::Ops => ops_figures(backend, &scratch.url, quick).await,
+        Only::Keystone => keystone::figures(backend, &scratch.url, quick).await,
     }
 }
 

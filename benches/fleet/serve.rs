@@ -21,8 +21,14 @@ pub struct Served {
 
 impl Served {
     pub fn start(url: &str, max_connections: usize) -> Served {
+        Served::start_with(url, max_connections, &["--auth-strategy", "noauth"])
+    }
+
+    /// [`Served::start`] with `args` (the auth strategy, a config file).
+    pub fn start_with(url: &str, max_connections: usize, args: &[&str]) -> Served {
         let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_nodemaint"))
-            .args(["--database-url", url, "serve", "--auth-strategy", "noauth", "--bind", "127.0.0.1:0"])
+            .args(["--database-url", url, "serve", "--bind", "127.0.0.1:0"])
+            .args(args)
             .args(["--db-max-connections", &max_connections.to_string()])
             // The request log costs a line per request; a deployment keeps it, and so does the bench.
             .env("RUST_LOG", "info")
@@ -157,15 +163,16 @@ fn parse(buf: &[u8]) -> std::io::Result<Option<(Answer, bool)>> {
     Ok(Some((Answer { status, body: String::from_utf8_lossy(&body).into_owned() }, close)))
 }
 
-/// The legacy PUT and DELETE of `uuid`'s maintenance on `host` (HOST:PORT), as bytes on the wire.
-fn legacy_requests(host: &str, uuid: &str) -> (Vec<u8>, Vec<u8>) {
+/// The legacy PUT and DELETE of `uuid`'s maintenance on `host` (HOST:PORT),
+/// with the header lines `auth` (each ending in CRLF), as bytes on the wire.
+fn legacy_requests(host: &str, uuid: &str, auth: &str) -> (Vec<u8>, Vec<u8>) {
     let path = format!("/v1/nodes/{uuid}/maintenance");
     let body = r#"{"reason":"bench"}"#;
     let put = format!(
-        "PUT {path} HTTP/1.1\r\nhost: {host}\r\ncontent-type: application/json\r\naccept: */*\r\ncontent-length: {}\r\n\r\n{body}",
+        "PUT {path} HTTP/1.1\r\nhost: {host}\r\n{auth}content-type: application/json\r\naccept: */*\r\ncontent-length: {}\r\n\r\n{body}",
         body.len()
     );
-    let delete = format!("DELETE {path} HTTP/1.1\r\nhost: {host}\r\naccept: */*\r\n\r\n");
+    let delete = format!("DELETE {path} HTTP/1.1\r\nhost: {host}\r\n{auth}accept: */*\r\n\r\n");
     (put.into_bytes(), delete.into_bytes())
 }
 
@@ -173,6 +180,19 @@ fn legacy_requests(host: &str, uuid: &str) -> (Vec<u8>, Vec<u8>) {
 /// connection. With a server `pid`, prints its CPU per cycle, the load
 /// client's and the whole machine's.
 pub async fn cycles(base: &str, node_uuids: &[String], workers: usize, run_for: Duration, pid: Option<u32>) -> f64 {
+    cycles_as(base, node_uuids, workers, run_for, pid, "").await
+}
+
+/// [`cycles`] with the header lines `auth` on every request (a token, or a
+/// proxy's identity headers).
+pub async fn cycles_as(
+    base: &str,
+    node_uuids: &[String],
+    workers: usize,
+    run_for: Duration,
+    pid: Option<u32>,
+    auth: &str,
+) -> f64 {
     let meters = pid.map(|pid| (CpuMeter::of_pid(pid), CpuMeter::start(), MachineMeter::start()));
     let done = Arc::new(AtomicU64::new(0));
     let start = Instant::now();
@@ -180,7 +200,7 @@ pub async fn cycles(base: &str, node_uuids: &[String], workers: usize, run_for: 
         .map(|i| {
             let done = done.clone();
             let mut connection = Connection::new(base);
-            let (put, delete) = legacy_requests(&connection.addr, &node_uuids[i]);
+            let (put, delete) = legacy_requests(&connection.addr, &node_uuids[i], auth);
             tokio::spawn(async move {
                 while start.elapsed() < run_for {
                     for (request, what) in [(&put, "PUT"), (&delete, "DELETE")] {

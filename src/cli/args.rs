@@ -97,11 +97,14 @@ pub struct ServeArgs {
     /// (port 0 picks a free one; the log says which).
     #[arg(long, default_value = "127.0.0.1:6385", value_parser = socket_addr)]
     pub bind: std::net::SocketAddr,
-    /// noauth: every caller is a system admin (as Ironic's noauth).
-    /// trusted-headers: identity from a fronting proxy's X-User-Id, X-Project-Id,
-    /// X-Roles and OpenStack-System-Scope headers; requests without them get 401.
-    #[arg(long, value_enum, default_value_t = crate::server::AuthStrategy::TrustedHeaders)]
-    pub auth_strategy: crate::server::AuthStrategy,
+    /// keystone: every X-Auth-Token validated with Keystone ([keystone_authtoken] in
+    /// the config file). trusted-headers: identity from a fronting proxy's X-User-Id,
+    /// X-Project-Id, X-Roles and OpenStack-System-Scope headers. noauth: every caller
+    /// is a system admin (as Ironic's noauth). Default: keystone when the config has
+    /// [keystone_authtoken], else trusted-headers, which on an address other than
+    /// loopback must be asked for by name.
+    #[arg(long, value_enum)]
+    pub auth_strategy: Option<crate::server::AuthStrategy>,
     /// oslo.policy YAML/JSON file overriding the default rules. Default: the config's [policy] file.
     #[arg(long)]
     pub policy_file: Option<PathBuf>,

@@ -5,6 +5,7 @@ pub mod args;
 mod progress;
 mod render;
 
+use crate::server::AuthStrategy;
 use args::{
     CallerArgs, Cli, Command, DbCommand, FleetCommand, Format, Global, HistoryCommand, MaintenanceCommand, NodeCommand,
     ReconcileArgs, ServeArgs, UpgradeCommand,
@@ -293,16 +294,46 @@ async fn dispatch(cli: &Cli, out: &Output) -> Result<u8> {
     }
 }
 
+/// The auth strategy: the flag; else keystone when the config has
+/// `[keystone_authtoken]`; else trusted-headers, but only on loopback unless
+/// asked for by name (anyone who reaches the port could claim any identity).
+fn auth_strategy(args: &ServeArgs, config: &Config) -> Result<AuthStrategy> {
+    match args.auth_strategy {
+        Some(strategy) => Ok(strategy),
+        None if config.keystone_authtoken.is_some() => Ok(AuthStrategy::Keystone),
+        None if args.bind.ip().is_loopback() => Ok(AuthStrategy::TrustedHeaders),
+        None => Err(Error::Config(format!(
+            "serve on {} would trust identity headers from anyone who reaches it; configure [keystone_authtoken] (or pass --auth-strategy keystone), or, behind a proxy that authenticates and strips those headers, pass --auth-strategy trusted-headers",
+            args.bind
+        ))),
+    }
+}
+
 async fn serve(args: &ServeArgs, global: &Global) -> Result<()> {
     let policy = policy_from(args.policy_file.as_ref(), global)?;
     let url = database_url(global)?;
     let conn = db::connect_for(&url, Some(args.db_max_connections), Access::ReadWrite).await?;
     schema::require_maintenance_table(&conn, &url).await?;
+    let config = load_config(global)?;
+    let auth = auth_strategy(args, &config)?;
+    let keystone = match (auth, &config.keystone_authtoken) {
+        (AuthStrategy::Keystone, Some(section)) => Some(std::sync::Arc::new(crate::server::Keystone::new(section)?)),
+        (AuthStrategy::Keystone, None) => {
+            return Err(Error::Config(format!(
+                "--auth-strategy keystone needs a [keystone_authtoken] section (auth_url, username, password, project_name, …) in the config file{}",
+                config_path(global)
+                    .map(|p| format!(" ({})", p.display()))
+                    .unwrap_or_else(|| "; pass one with --config".into())
+            )));
+        }
+        _ => None,
+    };
     let options = crate::server::ServeOptions {
+        keystone,
         bind: args.bind,
         body_timeout: Duration::from_secs(args.body_timeout),
         shutdown_timeout: Duration::from_secs(args.shutdown_timeout),
-        auth: args.auth_strategy,
+        auth,
         public_endpoint: args.public_endpoint.clone(),
     };
     let retry = load_config(global)?.database.retry_policy()?;

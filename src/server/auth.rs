@@ -3,7 +3,7 @@
 //! credentials a fronting proxy (keystonemiddleware or one doing its job)
 //! leaves on the request: `X-User-Id`, `X-Project-Id`, `X-Project-Name`,
 //! `X-Roles` and `OpenStack-System-Scope: all`. The proxy must strip these
-//! headers from what clients send; README.md, "Behind a proxy".
+//! headers from what clients send; README.md, "Authentication".
 
 use axum::http::HeaderMap;
 use nodemaint::Caller;
@@ -17,6 +17,8 @@ pub enum AuthStrategy {
     Noauth,
     /// Credentials from the headers a fronting auth proxy sets.
     TrustedHeaders,
+    /// Every X-Auth-Token validated with Keystone (`[keystone_authtoken]`).
+    Keystone,
 }
 
 /// Why a request carries no usable identity (401).
@@ -27,7 +29,8 @@ fn header<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
     headers.get(name).and_then(|v| v.to_str().ok()).map(str::trim).filter(|v| !v.is_empty())
 }
 
-/// The caller a request speaks for.
+/// The caller a request speaks for under `noauth` or `trusted-headers`
+/// (`keystone` asks Keystone: `keystone.rs`).
 pub fn caller(strategy: AuthStrategy, headers: &HeaderMap) -> Result<Caller, Unauthenticated> {
     if strategy == AuthStrategy::Noauth {
         return Ok(Caller::system(NOAUTH_USER, &["admin"]));

@@ -14,9 +14,11 @@
 mod auth;
 mod errors;
 mod handlers;
+mod keystone;
 mod version;
 
 pub use auth::AuthStrategy;
+pub use keystone::Keystone;
 
 use axum::extract::Request;
 use axum::http::{HeaderMap, HeaderValue, StatusCode};
@@ -37,6 +39,8 @@ pub struct AppState {
     svc: Maintenance,
     body_timeout: Duration,
     auth: AuthStrategy,
+    /// The token validator, with `--auth-strategy keystone`.
+    keystone: Option<Arc<Keystone>>,
     public_endpoint: Option<String>,
 }
 
@@ -55,13 +59,21 @@ pub struct ServeOptions {
     /// How long a stop waits for requests in flight before leaving them.
     pub shutdown_timeout: Duration,
     pub auth: AuthStrategy,
+    /// The token validator, with `--auth-strategy keystone`.
+    pub keystone: Option<Arc<Keystone>>,
     /// The URL clients reach this service at, for links (behind a proxy).
     pub public_endpoint: Option<String>,
 }
 
 /// The whole API as a router, ready to serve.
-pub fn router(svc: Maintenance, auth: AuthStrategy, public_endpoint: Option<String>, body_timeout: Duration) -> Router {
-    let state = AppState { svc, auth, public_endpoint, body_timeout };
+pub fn router(svc: Maintenance, options: &ServeOptions) -> Router {
+    let state = AppState {
+        svc,
+        auth: options.auth,
+        keystone: options.keystone.clone(),
+        public_endpoint: options.public_endpoint.clone(),
+        body_timeout: options.body_timeout,
+    };
     // Ironic answers every path with or without a trailing slash, and the
     // `baremetal` client asks for `/v1/nodes/?…`.
     let nodes = [
@@ -104,7 +116,7 @@ pub async fn serve(svc: Maintenance, options: ServeOptions) -> Result<()> {
     })?;
     let local = listener.local_addr().map_err(|e| Error::Config(format!("cannot read the listening address: {e}")))?;
     tracing::info!("nodemaint API listening on http://{local} (auth strategy: {:?})", options.auth);
-    let app = router(svc, options.auth, options.public_endpoint, options.body_timeout);
+    let app = router(svc, &options);
     let stopping = Arc::new(tokio::sync::Notify::new());
     let signalled = stopping.clone();
     let server = axum::serve(listener, app).with_graceful_shutdown(async move {
@@ -183,14 +195,34 @@ async fn negotiate(mut request: Request, next: Next) -> Response {
     response
 }
 
-/// Who the request speaks for (401 when the proxy left no identity).
+/// Who the request speaks for: 401 without a usable identity (with
+/// Keystone's `WWW-Authenticate` challenge), 503 when Keystone cannot be asked.
 async fn identify(State(state): State<AppState>, mut request: Request, next: Next) -> Response {
-    match auth::caller(state.auth, request.headers()) {
+    let caller = match &state.keystone {
+        Some(keystone) => keystone.caller(header(request.headers(), "X-Auth-Token")).await,
+        None => auth::caller(state.auth, request.headers())
+            .map_err(|auth::Unauthenticated(message)| keystone::Refused::Unauthenticated(message)),
+    };
+    match caller {
         Ok(caller) => {
             request.extensions_mut().insert(RequestCaller(caller));
             next.run(request).await
         }
-        Err(auth::Unauthenticated(message)) => ApiError::Fault(StatusCode::UNAUTHORIZED, message).into_response(),
+        Err(keystone::Refused::Unauthenticated(message)) => {
+            let mut response = ApiError::Fault(StatusCode::UNAUTHORIZED, message).into_response();
+            if let Some(keystone) = &state.keystone {
+                put_header(response.headers_mut(), "WWW-Authenticate", keystone.challenge().to_owned());
+            }
+            response
+        }
+        Err(keystone::Refused::Unavailable(message)) => {
+            tracing::error!("{message}; answering 503");
+            ApiError::Fault(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "The identity service is unavailable; try again later.".into(),
+            )
+            .into_response()
+        }
     }
 }
 

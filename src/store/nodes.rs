@@ -8,10 +8,7 @@ use crate::store::statements;
 use nodemaint_entity::nodes;
 use nodemaint_entity::vocab::iso8601;
 use nodemaint_runtime::sql::stmt;
-use sea_orm::{
-    ColumnTrait, ConnectionTrait, DatabaseTransaction, DbBackend, EntityTrait, FromQueryResult, QueryFilter,
-    QuerySelect, Value,
-};
+use sea_orm::{ConnectionTrait, DatabaseTransaction, DbBackend, FromQueryResult, Value};
 use serde::Serialize;
 
 /// A node as `node show --format json` prints it: Ironic's field names.
@@ -66,14 +63,16 @@ pub(crate) enum Locking<'a> {
     Ids(&'a [i32]),
 }
 
-/// The one node lock: holds the nodes for the rest of the transaction and
-/// returns them as they are under it. Every writer of a node's entries
-/// takes it first, so what it reads next cannot change under it.
+/// The one node lock: holds the nodes for the rest of the transaction.
+/// Every writer of a node's entries takes it first, so what it reads next
+/// cannot change under it. For one node it returns the node's row as it is
+/// under the lock (the lookup and the lock are one statement); a set is
+/// locked without reading it (reconcile reads what it needs under the lock).
 /// PostgreSQL and MySQL: `SELECT … FOR UPDATE`. SQLite has no row locks: a
 /// no-op write first takes the database's write lock before anything is
 /// read (a read that later upgrades to a write can fail with "database is
-/// locked" whatever the busy timeout), then the plain read.
-pub(crate) async fn lock(txn: &DatabaseTransaction, which: Locking<'_>) -> Result<Vec<nodes::Model>> {
+/// locked" whatever the busy timeout).
+pub(crate) async fn lock(txn: &DatabaseTransaction, which: Locking<'_>) -> Result<Option<nodes::Model>> {
     let backend = txn.get_database_backend();
     let sqlite = backend == DbBackend::Sqlite;
     match which {
@@ -88,17 +87,18 @@ pub(crate) async fn lock(txn: &DatabaseTransaction, which: Locking<'_>) -> Resul
                 .one(txn)
                 .await?
                 .ok_or_else(|| Error::node_not_found(ident))?;
-            Ok(vec![node])
+            Ok(Some(node))
         }
         Locking::Ids(ids) => {
-            if sqlite {
-                let marks = vec!["?"; ids.len()].join(", ");
-                let values: Vec<Value> = ids.iter().map(|id| (*id).into()).collect();
-                let sql = format!("UPDATE nodes SET maintenance = maintenance WHERE id IN ({marks})");
-                txn.execute_raw(stmt(backend, &sql, values)).await?;
-            }
-            let query = nodes::Entity::find().filter(nodes::Column::Id.is_in(ids.iter().copied()));
-            Ok(if sqlite { query.all(txn).await? } else { query.lock_exclusive().all(txn).await? })
+            let marks = vec!["?"; ids.len()].join(", ");
+            let values: Vec<Value> = ids.iter().map(|id| (*id).into()).collect();
+            let sql = if sqlite {
+                format!("UPDATE nodes SET maintenance = maintenance WHERE id IN ({marks})")
+            } else {
+                format!("SELECT id FROM nodes WHERE id IN ({marks}) FOR UPDATE")
+            };
+            txn.execute_raw(stmt(backend, &sql, values)).await?;
+            Ok(None)
         }
     }
 }

@@ -5,21 +5,31 @@
 # openstacksdk from PyPI into a virtual environment cached by requirements.
 #
 #   bash tests/clients/run.sh [path/to/nodemaint]
+#   bash tests/clients/run.sh --venv     # install only; print the venv's path
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-bin=$(realpath "${1:-target/debug/nodemaint}")
+bin=""
+[ "${1:-}" = --venv ] || bin=$(realpath "${1:-target/debug/nodemaint}")
 here=tests/clients
 hash=$(sha256sum "$here/requirements.txt" | cut -c1-12)
 venv=${NODEMAINT_CLIENT_VENV:-${XDG_CACHE_HOME:-$HOME/.cache}/nodemaint/clients-$hash}
 # A venv's scripts name their interpreter by path, so it is built in place;
 # the marker says the install finished.
+mkdir -p "$(dirname "$venv")"
+exec 8>"$venv.lock"
+flock 8
 if [ ! -f "$venv/.installed" ]; then
-  echo "clients: installing $(grep -v '^#' "$here/requirements.txt" | xargs) into $venv"
+  echo "clients: installing $(grep -v '^#' "$here/requirements.txt" | xargs) into $venv" >&2
   rm -rf "$venv"
   python3 -m venv "$venv"
-  "$venv/bin/pip" install --quiet --disable-pip-version-check -r "$here/requirements.txt"
+  "$venv/bin/pip" install --quiet --disable-pip-version-check -r "$here/requirements.txt" >&2
   touch "$venv/.installed"
 fi
+flock -u 8
+
+# `run.sh --venv`: only make sure the clients are installed, and say where
+# (the keystone tests run the real client from there).
+if [ "${1:-}" = --venv ]; then echo "$venv"; exit 0; fi
 
 work=$(mktemp -d)
 server=""

@@ -40,7 +40,7 @@ const LESSEE_B_ADMIN: As = As { user: "lessee-b-user", project: Some(LESSEE_B), 
 /// A running `nodemaint serve`, stopped with SIGTERM on drop.
 pub(crate) struct Server {
     child: Child,
-    base: String,
+    pub(crate) base: String,
     log: Arc<Mutex<Vec<String>>>,
     /// Reads stderr into `log` until the server closes it.
     reader: Option<std::thread::JoinHandle<()>>,
@@ -164,7 +164,7 @@ impl Server {
         (n["maintenance"].as_bool().unwrap(), n["maintenance_reason"].clone())
     }
 
-    fn log_lines(&self) -> Vec<String> {
+    pub(crate) fn log_lines(&self) -> Vec<String> {
         self.log.lock().unwrap().clone()
     }
 

@@ -10,73 +10,27 @@ use crate::api::{OLD, OPERATOR, Server};
 use crate::common::{count, nodemaint_cmd, ok, rows, runs_as_root, stderr, stdout};
 use nodemaint::entity::vocab::maintenance_reason_column;
 use nodemaint::entity::{node_maintenance, nodes};
+use nodemaint_test_support::galera::Cluster;
 use nodemaint_test_support::{Backend, ScratchDb, database_url};
 use reqwest::Method;
 use sea_orm::{ColumnTrait, ConnectionTrait, DatabaseConnection, EntityTrait, QueryFilter, QueryOrder};
 use serde_json::json;
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-/// A Galera cluster started by the script: the shared one on ports
-/// 3311-3313, or one of a test's own (which it stops when dropped).
-struct Cluster {
-    dir: String,
-    base: u16,
-    servers: Vec<String>,
-    own: bool,
+/// The shared cluster, or `None` when the test may not start servers.
+fn shared(test: &str) -> Option<Cluster> {
+    runs_as_root(test).then(Cluster::shared)
 }
 
-impl Cluster {
-    /// The shared cluster (started if it is not running), or `None` when
-    /// the test may not start servers (see `runs_as_root`).
-    fn shared(test: &str) -> Option<Cluster> {
-        Cluster::start(test, "/tmp/nodemaint-galera", 3310, false)
-    }
-
-    /// A cluster of the test's own, for tests that kill its nodes.
-    fn own(test: &str, base: u16) -> Option<Cluster> {
-        Cluster::start(test, &format!("/tmp/nodemaint-galera-{base}"), base, true)
-    }
-
-    fn start(test: &str, dir: &str, base: u16, own: bool) -> Option<Cluster> {
-        if !runs_as_root(test) {
-            return None;
-        }
-        let mut cluster = Cluster { dir: dir.to_owned(), base, servers: Vec::new(), own };
-        let out = cluster.script(&["start"]).output().expect("run tests/galera/cluster.sh");
-        assert!(out.status.success(), "the Galera cluster did not start: {}{}", stdout(&out), stderr(&out));
-        cluster.servers = stdout(&out).lines().map(str::to_owned).collect();
-        assert_eq!(cluster.servers.len(), 3, "three URLs: {}", stdout(&out));
-        Some(cluster)
-    }
-
-    fn script(&self, args: &[&str]) -> Command {
-        let mut command = Command::new("bash");
-        command
-            .arg(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/galera/cluster.sh"))
-            .args(args)
-            .env("NODEMAINT_GALERA_DIR", &self.dir)
-            .env("NODEMAINT_GALERA_PORT", self.base.to_string());
-        command
-    }
-
-    /// A new database (created through node 1) and its URL on each node.
-    async fn database(&self) -> (ScratchDb, Vec<String>) {
-        let db = ScratchDb::empty(Backend::Mysql, Some(&self.servers[0]), "nodemaint_galera").await;
-        let name = db.url.rsplit('/').next().unwrap().to_owned();
-        let urls = self.servers.iter().map(|server| database_url(server, &name)).collect();
-        (db, urls)
-    }
-}
-
-impl Drop for Cluster {
-    fn drop(&mut self) {
-        if self.own {
-            let _ = self.script(&["stop"]).status();
-        }
-    }
+/// A new database (created through node 1) and its URL on each node.
+async fn database(cluster: &Cluster) -> (ScratchDb, Vec<String>) {
+    let db = ScratchDb::empty(Backend::Mysql, Some(&cluster.servers[0]), "nodemaint_galera").await;
+    let name = db.url.rsplit('/').next().unwrap().to_owned();
+    let urls = cluster.servers.iter().map(|server| database_url(server, &name)).collect();
+    (db, urls)
 }
 
 async fn connect(url: &str) -> DatabaseConnection {
@@ -229,8 +183,8 @@ impl Drop for ConfigFile {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn concurrent_writers_through_every_node_fail_no_request_and_every_node_agrees() {
-    let Some(cluster) = Cluster::shared("galera load") else { return };
-    let (_db, urls) = cluster.database().await;
+    let Some(cluster) = shared("galera load") else { return };
+    let (_db, urls) = database(&cluster).await;
     let names = hot_nodes(&urls[0]).await;
     let servers: Vec<Arc<Server>> = urls.iter().map(|url| Arc::new(Server::start(url, "noauth"))).collect();
     let (tally, first_other) = load(&servers, &names, 16, Duration::from_secs(10)).await;
@@ -248,8 +202,8 @@ async fn concurrent_writers_through_every_node_fail_no_request_and_every_node_ag
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn without_retries_conflicts_are_503_with_retry_after_and_nothing_half_written() {
-    let Some(cluster) = Cluster::shared("galera no retries") else { return };
-    let (_db, urls) = cluster.database().await;
+    let Some(cluster) = shared("galera no retries") else { return };
+    let (_db, urls) = database(&cluster).await;
     let names = hot_nodes(&urls[0]).await;
     let file = ConfigFile::new("[database]\nmax_retries = 0\n");
     let config = file.path();
@@ -265,9 +219,9 @@ async fn without_retries_conflicts_are_503_with_retry_after_and_nothing_half_wri
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_upgrades_through_two_nodes_apply_each_migration_once() {
-    let Some(cluster) = Cluster::shared("galera upgrades") else { return };
+    let Some(cluster) = shared("galera upgrades") else { return };
     // A fresh database.
-    let (_fresh, urls) = cluster.database().await;
+    let (_fresh, urls) = database(&cluster).await;
     let outs = at_once(&[&urls[0], &urls[1]], &["db", "upgrade"]);
     for out in &outs {
         ok(out);
@@ -279,7 +233,7 @@ async fn two_upgrades_through_two_nodes_apply_each_migration_once() {
     assert_eq!(count(&db, "SELECT COUNT(DISTINCT version) FROM nodemaint_migrations").await, migrations);
 
     // A legacy fleet made by Ironic's own schema.
-    let (seeded, urls) = cluster.database().await;
+    let (seeded, urls) = database(&cluster).await;
     seeded.load_ironic_schema().await;
     ok(&nodemaint_cmd(&urls[0], &["fleet", "seed", "--nodes", "3000", "--maintained-fraction", "0.3", "--seed", "7"])
         .output()
@@ -296,8 +250,8 @@ async fn two_upgrades_through_two_nodes_apply_each_migration_once() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_reconciles_through_two_nodes_repair_each_drift_once() {
-    let Some(cluster) = Cluster::shared("galera reconcile") else { return };
-    let (_db, urls) = cluster.database().await;
+    let Some(cluster) = shared("galera reconcile") else { return };
+    let (_db, urls) = database(&cluster).await;
     ok(&nodemaint_cmd(&urls[0], &["db", "upgrade"]).output().unwrap());
     ok(&nodemaint_cmd(&urls[0], &["fleet", "seed", "--nodes", "4000", "--maintained-fraction", "0.0", "--seed", "3"])
         .output()
@@ -324,8 +278,8 @@ async fn two_reconciles_through_two_nodes_repair_each_drift_once() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_lock_holder_killed_with_sigkill_leaves_the_lock_to_the_next_within_the_lease() {
-    let Some(cluster) = Cluster::shared("galera killed holder") else { return };
-    let (seeded, urls) = cluster.database().await;
+    let Some(cluster) = shared("galera killed holder") else { return };
+    let (seeded, urls) = database(&cluster).await;
     seeded.load_ironic_schema().await;
     ok(&nodemaint_cmd(&urls[0], &["fleet", "seed", "--nodes", "2000", "--maintained-fraction", "0.5", "--seed", "5"])
         .output()
@@ -363,9 +317,9 @@ async fn a_lock_holder_killed_with_sigkill_leaves_the_lock_to_the_next_within_th
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_upgrade_check_through_another_node_right_after_the_upgrade_sees_no_drift() {
-    let Some(cluster) = Cluster::shared("galera causal reads") else { return };
+    let Some(cluster) = shared("galera causal reads") else { return };
     for round in 0..3 {
-        let (seeded, urls) = cluster.database().await;
+        let (seeded, urls) = database(&cluster).await;
         seeded.load_ironic_schema().await;
         let seed = format!("{}", 11 + round);
         ok(&nodemaint_cmd(
@@ -382,8 +336,11 @@ async fn an_upgrade_check_through_another_node_right_after_the_upgrade_sees_no_d
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_galera_node_killed_under_load_loses_nothing_and_rejoins_with_the_same_rows() {
-    let Some(cluster) = Cluster::own("galera node killed", 3410) else { return };
-    let (_db, urls) = cluster.database().await;
+    if !runs_as_root("galera node killed") {
+        return;
+    }
+    let cluster = Cluster::own(3410);
+    let (_db, urls) = database(&cluster).await;
     let names = hot_nodes(&urls[0]).await;
     let survivors: Vec<Arc<Server>> = urls[..2].iter().map(|url| Arc::new(Server::start(url, "noauth"))).collect();
     let doomed = Arc::new(Server::start(&urls[2], "noauth"));

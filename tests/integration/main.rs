@@ -10,6 +10,7 @@ mod concurrency;
 mod db_cli;
 mod first_day;
 mod galera;
+mod keystone;
 mod maintenance_cli;
 mod rolling_upgrade;
 mod scenarios;

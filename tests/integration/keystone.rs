@@ -1,0 +1,376 @@
+//! `serve --auth-strategy keystone` against a real Keystone 30 (started by
+//! `tests/keystone/keystone.sh`: PyPI's keystone in a cached venv, SQLite,
+//! fernet tokens, uwsgi), with projects, users, roles, a service user and a
+//! `baremetal` catalog entry made through Keystone's own API: the spec's
+//! scenarios 5 and 6 with real project- and system-scoped tokens,
+//! lockout/tagout by the token's user id, forged headers, revoked tokens,
+//! Keystone stopped, and the real `baremetal` client logging in with a
+//! password and finding nodemaint in the catalog. On SQLite and PostgreSQL.
+
+use crate::api::Server;
+use crate::common::{Backend, TestDb, count};
+use nodemaint::admin::legacy_nodes::{self, NewNode, NodeChange};
+use nodemaint_test_support::keystone::{Admin, Keystone, PASSWORD, Scope, token};
+use reqwest::StatusCode;
+use serde_json::{Value, json};
+use std::path::PathBuf;
+use std::process::Command;
+use std::time::Duration;
+
+/// The people of the spec's scenarios, as Keystone knows them.
+struct World {
+    keystone: Keystone,
+    admin: Admin,
+    owner: String,
+    lessee: String,
+    lessee_b: String,
+    operator: String,
+    owner_member: String,
+    owner_teammate: String,
+}
+
+impl World {
+    async fn new() -> World {
+        let keystone = Keystone::start();
+        let admin = Admin::new(&keystone.url).await;
+        let (owner, lessee, lessee_b) =
+            (admin.project("owner").await, admin.project("lessee").await, admin.project("lessee-b").await);
+        let service = admin.project("service").await;
+        let nodemaint = admin.user("nodemaint").await;
+        admin.grant(&nodemaint, "service", Scope::Project(&service)).await;
+        let operator = admin.user("operator").await;
+        admin.grant(&operator, "admin", Scope::System).await;
+        let owner_member = admin.user("owner-member").await;
+        admin.grant(&owner_member, "member", Scope::Project(&owner)).await;
+        let owner_teammate = admin.user("owner-teammate").await;
+        admin.grant(&owner_teammate, "member", Scope::Project(&owner)).await;
+        let lessee_admin = admin.user("lessee-admin").await;
+        admin.grant(&lessee_admin, "admin", Scope::Project(&lessee)).await;
+        let lessee_b_admin = admin.user("lessee-b-admin").await;
+        admin.grant(&lessee_b_admin, "admin", Scope::Project(&lessee_b)).await;
+        World { keystone, admin, owner, lessee, lessee_b, operator, owner_member, owner_teammate }
+    }
+
+    async fn token(&self, user: &str, scope: Scope<'_>) -> String {
+        token(&self.keystone.url, user, scope).await
+    }
+
+    /// A config file naming this Keystone, with `extra` appended.
+    fn config(&self, cache_seconds: u64, extra: &str) -> ConfigFile {
+        ConfigFile::new(&format!(
+            "[keystone_authtoken]\nauth_url = \"{}\"\nauth_type = \"password\"\nusername = \"nodemaint\"\npassword = \"{PASSWORD}\"\n\
+             project_name = \"service\"\nuser_domain_name = \"Default\"\nproject_domain_name = \"Default\"\n\
+             token_cache_time = {cache_seconds}\n{extra}",
+            self.keystone.url
+        ))
+    }
+}
+
+/// A file in the temp directory, removed when dropped.
+struct ConfigFile(PathBuf);
+
+impl ConfigFile {
+    fn new(text: &str) -> ConfigFile {
+        let path = std::env::temp_dir().join(format!("nodemaint-keystone-{}.toml", uuid::Uuid::new_v4().simple()));
+        std::fs::write(&path, text).unwrap();
+        ConfigFile(path)
+    }
+
+    fn path(&self) -> String {
+        self.0.display().to_string()
+    }
+}
+
+impl Drop for ConfigFile {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+    }
+}
+
+/// An HTTP exchange with `serve`, as a client holding `token`.
+async fn call(
+    api: &Server,
+    method: reqwest::Method,
+    path: &str,
+    token: Option<&str>,
+    body: Option<Value>,
+) -> (StatusCode, reqwest::header::HeaderMap, String) {
+    let mut r = reqwest::Client::new()
+        .request(method, format!("{}{path}", api.base))
+        .header("X-OpenStack-Ironic-API-Version", "1.116");
+    if let Some(token) = token {
+        r = r.header("X-Auth-Token", token);
+    }
+    if let Some(body) = body {
+        r = r.json(&body);
+    }
+    let response = r.send().await.unwrap();
+    let (status, headers) = (response.status(), response.headers().clone());
+    (status, headers, response.text().await.unwrap())
+}
+
+fn fault(body: &str) -> String {
+    let outer: Value = serde_json::from_str(body).unwrap();
+    let inner: Value = serde_json::from_str(outer["error_message"].as_str().unwrap()).unwrap();
+    inner["faultstring"].as_str().unwrap().to_owned()
+}
+
+async fn add(api: &Server, token: &str, ty: &str, reason: &str) -> Value {
+    let (status, _, body) = call(
+        api,
+        reqwest::Method::POST,
+        "/v1/nodes/myNode/maintenance",
+        Some(token),
+        Some(json!({"type": ty, "reason": reason})),
+    )
+    .await;
+    assert_eq!(status, StatusCode::CREATED, "{body}");
+    serde_json::from_str(&body).unwrap()
+}
+
+async fn release(api: &Server, token: &str, entry: &Value) -> (StatusCode, String) {
+    let path = format!("/v1/nodes/myNode/maintenance/{}", entry["uuid"].as_str().unwrap());
+    let (status, _, body) = call(api, reqwest::Method::DELETE, &path, Some(token), None).await;
+    (status, body)
+}
+
+/// A database with `myNode` (owned by the owner project, leased to the
+/// lessee) for every backend the test runs on.
+async fn database(t: &TestDb, world: &World) -> sea_orm::DatabaseConnection {
+    let db = t.connect().await;
+    nodemaint::schema::upgrade(&db, &t.url, nodemaint::schema::UpgradeOptions::default()).await.unwrap();
+    let node = NewNode {
+        name: Some("myNode".into()),
+        owner: Some(world.owner.clone()),
+        lessee: Some(world.lessee.clone()),
+        ..NewNode::default()
+    };
+    legacy_nodes::create(&db, node).await.unwrap();
+    db
+}
+
+/// One test per backend this issue names (SQLite and PostgreSQL): each
+/// starts its own Keystone.
+async fn backends() -> Vec<TestDb> {
+    let mut dbs = Vec::new();
+    for backend in [Backend::Sqlite, Backend::Postgres] {
+        if let Some(t) = TestDb::create(backend).await {
+            dbs.push(t);
+        }
+    }
+    dbs
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn real_tokens_drive_scenarios_5_and_6_and_forged_headers_change_nothing() {
+    let world = World::new().await;
+    for t in backends().await {
+        let db = database(&t, &world).await;
+        let config = world.config(300, "");
+        let api = Server::start_with(&t.url, "keystone", &["--config", &config.path()]);
+        let operator = world.token("operator", Scope::System).await;
+        let lessee_admin = world.token("lessee-admin", Scope::Project(&world.lessee)).await;
+
+        // Scenario 5: a system hold and a lessee hold; the lessee sees the
+        // system hold's reason, not who placed it, and cannot release it.
+        let system_entry = add(&api, &operator, "hardware_failure", "PSU failing").await;
+        assert_eq!(system_entry["asserted_by"], world.operator.as_str(), "the asserter is the token's user id");
+        let lessee_entry = add(&api, &lessee_admin, "operator_hold", "our own work").await;
+        assert_eq!(lessee_entry["scope"], "lessee");
+        assert_eq!(lessee_entry["asserted_by_project"], world.lessee.as_str());
+        let (status, _, seen) =
+            call(&api, reqwest::Method::GET, "/v1/nodes/myNode/maintenance", Some(&lessee_admin), None).await;
+        assert_eq!(status, StatusCode::OK);
+        let seen: Value = serde_json::from_str(&seen).unwrap();
+        let system = seen["maintenance"].as_array().unwrap().iter().find(|e| e["scope"] == "system").unwrap().clone();
+        assert_eq!((system["reason"].as_str(), system["asserted_by"].as_str()), (Some("PSU failing"), Some("******")));
+        let (status, _, body) =
+            call(&api, reqwest::Method::DELETE, "/v1/nodes/myNode/maintenance", Some(&lessee_admin), None).await;
+        assert_eq!(status, StatusCode::FORBIDDEN, "{body}");
+        assert_eq!(
+            fault(&body),
+            format!(
+                "Cannot release maintenance entry {} (type hardware_failure, scope system): not permitted at lessee scope",
+                system_entry["uuid"].as_str().unwrap()
+            )
+        );
+        assert_eq!(count(&db, "SELECT COUNT(*) FROM node_maintenance").await, 2, "all or nothing");
+
+        // Forged headers with the lessee's token: still the lessee.
+        let forged = reqwest::Client::new()
+            .delete(format!("{}/v1/nodes/myNode/maintenance/{}", api.base, system_entry["uuid"].as_str().unwrap()))
+            .header("X-OpenStack-Ironic-API-Version", "1.116")
+            .header("X-Auth-Token", &lessee_admin)
+            .header("X-User-Id", world.operator.as_str())
+            .header("X-Roles", "admin")
+            .header("OpenStack-System-Scope", "all")
+            .header("X-Project-Id", world.owner.as_str())
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(forged.status(), StatusCode::FORBIDDEN, "forged identity headers are ignored");
+        assert_eq!(release(&api, &lessee_admin, &lessee_entry).await.0, StatusCode::NO_CONTENT);
+        assert_eq!(release(&api, &operator, &system_entry).await.0, StatusCode::NO_CONTENT);
+
+        // Scenario 6: the lease moves to lessee B; B cannot release A's hold,
+        // A no longer sees the node, the owner cleans up.
+        let held = add(&api, &lessee_admin, "operator_hold", "lease A work").await;
+        legacy_nodes::set(
+            &db,
+            "myNode",
+            NodeChange { lessee: Some(Some(world.lessee_b.clone())), ..NodeChange::default() },
+        )
+        .await
+        .unwrap();
+        let lessee_b_admin = world.token("lessee-b-admin", Scope::Project(&world.lessee_b)).await;
+        let (status, _, body) =
+            call(&api, reqwest::Method::DELETE, "/v1/nodes/myNode/maintenance", Some(&lessee_b_admin), None).await;
+        assert_eq!(status, StatusCode::FORBIDDEN, "{body}");
+        assert_eq!(
+            fault(&body),
+            format!(
+                "Cannot release maintenance entry {} (type operator_hold, scope lessee, asserted by project {}): not asserted by your project",
+                held["uuid"].as_str().unwrap(),
+                world.lessee
+            )
+        );
+        assert_eq!(release(&api, &lessee_admin, &held).await.0, StatusCode::NOT_FOUND);
+        let owner_member = world.token("owner-member", Scope::Project(&world.owner)).await;
+        assert_eq!(release(&api, &owner_member, &held).await.0, StatusCode::NO_CONTENT);
+        assert_eq!(count(&db, "SELECT COUNT(*) FROM node_maintenance").await, 0);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn lockout_tagout_holds_to_the_asserting_users_real_id() {
+    let world = World::new().await;
+    let policy = ConfigFile::new(
+        "\"baremetal:node:maintenance:remove\": \"role:member and user_id:%(maintenance.asserted_by)s\"\n",
+    );
+    for t in backends().await {
+        database(&t, &world).await;
+        let config = world.config(300, &format!("[policy]\nfile = \"{}\"\n", policy.path()));
+        let api = Server::start_with(&t.url, "keystone", &["--config", &config.path()]);
+        let member = world.token("owner-member", Scope::Project(&world.owner)).await;
+        let teammate = world.token("owner-teammate", Scope::Project(&world.owner)).await;
+        let tag = add(&api, &member, "operator_hold", "my lock on this node").await;
+        assert_eq!(tag["asserted_by"], world.owner_member.as_str());
+        let (status, body) = release(&api, &teammate, &tag).await;
+        assert_eq!(status, StatusCode::FORBIDDEN, "another member of the same project may not: {body}");
+        assert_ne!(world.owner_teammate, world.owner_member);
+        assert_eq!(release(&api, &member, &tag).await.0, StatusCode::NO_CONTENT, "the asserting user may");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn missing_invalid_and_revoked_tokens_are_401_and_keystone_down_is_503_with_nothing_written() {
+    let world = World::new().await;
+    for t in backends().await {
+        let db = database(&t, &world).await;
+        let config = world.config(2, "");
+        let api = Server::start_with(&t.url, "keystone", &["--config", &config.path()]);
+
+        // Discovery stays open, as in Ironic.
+        for path in ["/", "/v1"] {
+            assert_eq!(call(&api, reqwest::Method::GET, path, None, None).await.0, StatusCode::OK, "{path}");
+        }
+        let challenge = format!("Keystone uri=\"{}\"", world.keystone.url);
+        for token in [None, Some("not-a-token")] {
+            let (status, headers, body) = call(&api, reqwest::Method::GET, "/v1/nodes/myNode", token, None).await;
+            assert_eq!(status, StatusCode::UNAUTHORIZED, "{token:?}: {body}");
+            assert_eq!(headers["WWW-Authenticate"].to_str().unwrap(), challenge);
+        }
+
+        let operator = world.token("operator", Scope::System).await;
+        assert_eq!(call(&api, reqwest::Method::GET, "/v1/nodes/myNode", Some(&operator), None).await.0, StatusCode::OK);
+        world.admin.revoke(&operator).await;
+        tokio::time::sleep(Duration::from_secs(3)).await;
+        let (status, _, body) = call(&api, reqwest::Method::GET, "/v1/nodes/myNode", Some(&operator), None).await;
+        assert_eq!(status, StatusCode::UNAUTHORIZED, "revoked, once the cache time passed: {body}");
+        let hold = json!({"type": "operator_hold", "reason": "with a revoked token"});
+        let (status, _, _) =
+            call(&api, reqwest::Method::POST, "/v1/nodes/myNode/maintenance", Some(&operator), Some(hold)).await;
+        assert_eq!(status, StatusCode::UNAUTHORIZED);
+        assert_eq!(count(&db, "SELECT COUNT(*) FROM node_maintenance").await, 0, "nothing written");
+    }
+
+    // Keystone stopped: a token it would have accepted gets 503, nothing is written.
+    let t = backends().await.into_iter().next().unwrap();
+    let db = database(&t, &world).await;
+    let config = world.config(2, "");
+    let api = Server::start_with(&t.url, "keystone", &["--config", &config.path()]);
+    let operator = world.token("operator", Scope::System).await;
+    world.keystone.stop();
+    let body = json!({"type": "operator_hold", "reason": "while keystone is down"});
+    let (status, headers, text) =
+        call(&api, reqwest::Method::POST, "/v1/nodes/myNode/maintenance", Some(&operator), Some(body)).await;
+    assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE, "{text}");
+    assert!(headers.contains_key("Retry-After"));
+    assert_eq!(count(&db, "SELECT COUNT(*) FROM node_maintenance").await, 0);
+    assert!(api.log_lines().iter().any(|l| l.contains("cannot reach Keystone")), "one line in the log");
+}
+
+/// The venv with the real OpenStack clients (tests/clients/run.sh installs it).
+fn client_venv() -> PathBuf {
+    let out = Command::new("bash")
+        .arg(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/clients/run.sh"))
+        .arg("--venv")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "clients: {}", String::from_utf8_lossy(&out.stderr));
+    PathBuf::from(String::from_utf8_lossy(&out.stdout).trim())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_baremetal_client_logs_in_with_a_password_and_finds_nodemaint_in_the_catalog() {
+    let world = World::new().await;
+    let venv = client_venv();
+    let t = backends().await.into_iter().next().unwrap();
+    let db = database(&t, &world).await;
+    let config = world.config(300, "");
+    let api = Server::start_with(&t.url, "keystone", &["--config", &config.path()]);
+    world.admin.catalog(&api.base).await;
+    // The client's own configuration: system scope has no command-line flag.
+    let clouds = ConfigFile::new(&format!(
+        "clouds:\n  operator:\n    auth: {{auth_url: '{url}', username: operator, password: '{PASSWORD}', user_domain_name: Default, system_scope: all}}\n    auth_type: password\n    region_name: RegionOne\n    interface: public\n\
+         \n  owner-member:\n    auth: {{auth_url: '{url}', username: owner-member, password: '{PASSWORD}', user_domain_name: Default, project_id: '{owner}'}}\n    auth_type: password\n    region_name: RegionOne\n    interface: public\n",
+        url = world.keystone.url,
+        owner = world.owner,
+    ));
+    let baremetal = |cloud: &str, args: &[&str]| {
+        let out = Command::new(venv.join("bin/baremetal"))
+            .env_clear()
+            .env("PATH", "/usr/bin:/bin")
+            .env("OS_CLIENT_CONFIG_FILE", clouds.path())
+            .args(["--os-cloud", cloud])
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "baremetal {args:?} as {cloud}: {}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    // A system admin.
+    baremetal("operator", &["node", "maintenance", "set", "myNode", "--reason", "rack C power work"]);
+    let shown: Value = serde_json::from_str(&baremetal("operator", &["node", "show", "myNode", "-f", "json"])).unwrap();
+    assert_eq!(
+        (shown["maintenance"].as_bool(), shown["maintenance_reason"].as_str()),
+        (Some(true), Some("rack C power work"))
+    );
+    let listed = baremetal("operator", &["node", "list", "--maintenance", "-f", "value", "-c", "Name"]);
+    assert_eq!(listed.trim(), "myNode");
+    let asserter = "SELECT asserted_by FROM node_maintenance";
+    assert_eq!(crate::common::rows(&db, asserter).await, vec![vec![Some(world.operator.clone())]]);
+    baremetal("operator", &["node", "maintenance", "unset", "myNode"]);
+    // A member of the owning project, on its own node.
+    baremetal("owner-member", &["node", "maintenance", "set", "myNode", "--reason", "owner work"]);
+    let shown: Value =
+        serde_json::from_str(&baremetal("owner-member", &["node", "show", "myNode", "-f", "json"])).unwrap();
+    assert_eq!(shown["maintenance"].as_bool(), Some(true));
+    baremetal("owner-member", &["node", "maintenance", "unset", "myNode"]);
+    assert_eq!(count(&db, "SELECT COUNT(*) FROM node_maintenance").await, 0);
+}

@@ -1,0 +1,95 @@
+#!/usr/bin/env bash
+# A real Keystone (30.0.0 from PyPI, in a virtual environment cached by
+# requirements.txt) on loopback, for `serve --auth-strategy keystone`'s
+# tests: an SQLite database, fernet tokens, `keystone-manage db_sync`,
+# `fernet_setup`, `credential_setup` and `bootstrap` (user admin, password
+# $NODEMAINT_KEYSTONE_PASSWORD, default "secret"), served by uwsgi.
+#
+#   NODEMAINT_KEYSTONE_DIR=/tmp/ks NODEMAINT_KEYSTONE_PORT=5001 bash tests/keystone/keystone.sh start
+#       prints the identity endpoint (http://127.0.0.1:5001/v3)
+#   NODEMAINT_KEYSTONE_DIR=/tmp/ks bash tests/keystone/keystone.sh stop
+#   bash tests/keystone/keystone.sh install    # only the virtual environment
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+hash=$(sha256sum "$here/requirements.txt" | cut -c1-12)
+venv=${NODEMAINT_KEYSTONE_VENV:-${XDG_CACHE_HOME:-$HOME/.cache}/nodemaint/keystone-$hash}
+
+install() {
+  mkdir -p "$(dirname "$venv")"
+  exec 8>"$venv.lock"
+  flock 8
+  # A venv's scripts name their interpreter by path, so it is built in
+  # place; the marker says the install finished.
+  if [ ! -f "$venv/.installed" ]; then
+    echo "keystone: installing $(grep -v '^#' "$here/requirements.txt" | xargs) into $venv" >&2
+    rm -rf "$venv"
+    python3 -m venv "$venv"
+    "$venv/bin/pip" install --quiet --disable-pip-version-check -r "$here/requirements.txt" >&2
+    touch "$venv/.installed"
+  fi
+  flock -u 8
+}
+
+start() {
+  local dir=${NODEMAINT_KEYSTONE_DIR:?set NODEMAINT_KEYSTONE_DIR}
+  local port=${NODEMAINT_KEYSTONE_PORT:-5001}
+  local password=${NODEMAINT_KEYSTONE_PASSWORD:-secret}
+  local url="http://127.0.0.1:$port/v3"
+  install
+  mkdir -p "$dir/fernet-keys" "$dir/credential-keys"
+  cat >"$dir/keystone.conf" <<CONF
+[DEFAULT]
+log_file = $dir/keystone.log
+[database]
+connection = sqlite:///$dir/keystone.db
+[token]
+provider = fernet
+expiration = 3600
+[fernet_tokens]
+key_repository = $dir/fernet-keys
+[credential]
+key_repository = $dir/credential-keys
+[cache]
+enabled = false
+CONF
+  local manage=("$venv/bin/keystone-manage" --config-file "$dir/keystone.conf")
+  local owner=(--keystone-user "$(id -un)" --keystone-group "$(id -gn)")
+  {
+    "${manage[@]}" db_sync
+    "${manage[@]}" fernet_setup "${owner[@]}"
+    "${manage[@]}" credential_setup "${owner[@]}"
+    "${manage[@]}" bootstrap --bootstrap-password "$password" --bootstrap-admin-url "$url" \
+      --bootstrap-public-url "$url" --bootstrap-internal-url "$url" --bootstrap-region-id RegionOne
+  } >>"$dir/setup.log" 2>&1 || { echo "keystone: set-up failed:" >&2; tail -n 30 "$dir/setup.log" >&2; exit 1; }
+  OS_KEYSTONE_CONFIG_FILES="$dir/keystone.conf" setsid "$venv/bin/uwsgi" --http11-socket "127.0.0.1:$port" \
+    --module keystone.wsgi.api:application --master --processes 2 --threads 2 --need-app \
+    --die-on-term --pidfile "$dir/uwsgi.pid" </dev/null >>"$dir/uwsgi.log" 2>&1 &
+  for _ in $(seq 1 120); do
+    if python3 -c "import urllib.request; urllib.request.urlopen('$url', timeout=1)" 2>/dev/null; then
+      echo "$url"
+      return 0
+    fi
+    sleep 0.5
+  done
+  echo "keystone: not answering at $url after 60 s:" >&2
+  tail -n 30 "$dir/uwsgi.log" "$dir/keystone.log" >&2 || true
+  exit 1
+}
+
+stop() {
+  local dir=${NODEMAINT_KEYSTONE_DIR:?set NODEMAINT_KEYSTONE_DIR}
+  local pid
+  pid=$(cat "$dir/uwsgi.pid" 2>/dev/null || true)
+  if [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null; then
+    kill -TERM "$pid"
+    for _ in $(seq 1 40); do kill -0 "$pid" 2>/dev/null || return 0; sleep 0.25; done
+    kill -KILL "$pid" 2>/dev/null || true
+  fi
+}
+
+case "${1:-}" in
+  install) install ;;
+  start) start ;;
+  stop) stop ;;
+  *) echo "usage: $0 install|start|stop" >&2; exit 2 ;;
+esac
