@@ -48,8 +48,8 @@ pub async fn figures(backend: Backend, url: &str, quick: bool) -> Vec<Figure> {
     let (ks, th) = alternated(
         "8 clients, keystone (cached) vs trusted-headers",
         rounds,
-        || cycles_as(&with_keystone.base, &uuids, 8, run_for, None, &as_token),
-        || cycles_as(&with_headers.base, &uuids, 8, run_for, None, &as_proxy),
+        || cycles_as(&with_keystone.base, &uuids, 8, run_for, Some(with_keystone.pid()), &as_token),
+        || cycles_as(&with_headers.base, &uuids, 8, run_for, Some(with_headers.pid()), &as_proxy),
     )
     .await;
     drop(with_headers);
