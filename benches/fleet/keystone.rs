@@ -43,8 +43,12 @@ pub async fn figures(backend: Backend, url: &str, quick: bool) -> Vec<Figure> {
     let with_headers = Served::start_with(url, 9, &["--auth-strategy", "trusted-headers"]);
     // Tokens cached: one cycle validates the token before the rounds (eight
     // clients starting at once would otherwise each ask Keystone, at about
-    // half a second a validation here, inside the first round).
+    // half a second a validation here, inside the first round). Then both
+    // servers warm up untimed (their pools' connections and TLS handshakes
+    // to PostgreSQL), or whichever runs first pays for it.
     cycles_as(&with_keystone.base, &uuids, 1, std::time::Duration::from_millis(1), None, &as_token).await;
+    cycles_as(&with_keystone.base, &uuids, 8, std::time::Duration::from_secs(1), None, &as_token).await;
+    cycles_as(&with_headers.base, &uuids, 8, std::time::Duration::from_secs(1), None, &as_proxy).await;
     let (ks, th) = alternated(
         "8 clients, keystone (cached) vs trusted-headers",
         rounds,
