@@ -25,25 +25,14 @@ use std::sync::atomic::{AtomicU64, Ordering};
 pub const MIGRATION_ASSERTER: &str = "nodemaint-migration";
 /// Default number of node ids per batch on PostgreSQL and MySQL/MariaDB.
 /// The whole backfill is one transaction on these servers, so a batch's
-/// width only decides how many statements it takes: on a million nodes,
-/// alternated, 100,000-id batches took 5.1–5.6 s on PostgreSQL against
-/// 6.3–6.6 s for 10,000, and 6.4–7.4 s on MariaDB against 6.6–7.7 s. (It
-/// was 10,000 while every batch had an anti-join, which a plan made for an
-/// empty `node_maintenance` turned quadratic in the batch; an upgrade's
-/// batches no longer have one.)
+/// width only decides how many statements it takes; fewer, wider ones were
+/// faster on both (figures in git history).
 pub const DEFAULT_BATCH_SIZE: i64 = 100_000;
-/// Default on SQLite, the embedded engine: every statement's writes go
-/// through the connection's page cache, and with SQLite's 2 MB cache many
-/// narrow statements spilled and re-read the same random uuid-index pages
-/// (a million nodes: 3.3–4.2 s at 10,000 ids, 2.8 s at 100,000, against
-/// 2.2–2.5 s for one `INSERT … SELECT`). With the 16 MiB cache connections
-/// now get, width matters little and costs memory: a million nodes took
-/// 2.33 and 2.43 s at 50,000 ids (peak RSS 32 MiB, as at 100,000 nodes),
-/// 2.25 and 2.32 s at 200,000 (37 MiB), 2.04 and 2.48 s in one batch (47 MiB).
-/// What width still cost was SQLite's statement journal (each batch copying
-/// the uuid-index pages it changed); with time-ordered uuids
-/// ([`SQLITE_UUID_V7_EXPR`]) a batch changes few existing pages, and a
-/// million nodes take 1.3–1.5 s at 50,000 ids.
+/// Default on SQLite, the embedded engine: with the 16 MiB page cache its
+/// connections get, width matters little for time and costs memory (a wider
+/// batch raised the peak resident set without a faster run), and with
+/// time-ordered uuids ([`SQLITE_UUID_V7_EXPR`]) a batch's statement journal
+/// copies few existing index pages. Figures in git history.
 pub const SQLITE_DEFAULT_BATCH_SIZE: i64 = 50_000;
 
 /// The default batch for `backend`.

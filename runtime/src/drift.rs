@@ -258,10 +258,9 @@ pub const DETECT_WINDOW: i64 = 500_000;
 
 /// Windows detected at once, each on its own connection. One detection
 /// statement uses one core of the database server (PostgreSQL 15 cannot run
-/// a full join in parallel), while the `count(*)` scan it is measured
-/// against runs with parallel workers; two windows at a time took 0.33–0.39 s
-/// on a million-node PostgreSQL fleet where one million-id window took
-/// 0.46–0.76 s. Memory stays that of one million-id window.
+/// a full join in parallel), so two windows at a time use both cores and
+/// finish sooner than one window of twice the width (figures in git
+/// history). Memory stays that of one million-id window.
 pub const DETECT_AT_ONCE: usize = 2;
 // `candidates_in` joins exactly a pair; a different width needs it rewritten.
 const _: () = assert!(DETECT_AT_ONCE == 2);
@@ -449,11 +448,9 @@ const SQLITE_MMAP_SIZE: i64 = 0x7fff_0000;
 /// Why: the bundled SQLite is built with `SQLITE_ENABLE_MEMORY_MANAGEMENT`,
 /// which makes all connections of a process share one page-cache group. A
 /// pool's connections then evict each other's pages, and a detection pass
-/// on a million-node fleet made 3.4 times the `pread`s (473,000 against
-/// 140,000) and took twice as long on whichever connection lost (0.75–1.0 s
-/// against 0.30–0.45 s, measured by alternating two connections). Read
-/// through a map, pages come straight from the OS page cache: every
-/// connection measures like the fast one. The map is dropped afterwards so
+/// on whichever connection lost read the file several times over and took
+/// about twice as long. Read through a map, pages come straight from the OS
+/// page cache: every connection is as fast as the one that won. The map is dropped afterwards so
 /// that the file's pages count against the process's resident set only
 /// while detection runs (the backfill, whose memory is bounded, never maps).
 async fn query_mapped<C: ConnectionTrait + TransactionTrait>(

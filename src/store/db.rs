@@ -14,12 +14,11 @@ pub const DEFAULT_URL: &str = "sqlite://nodemaint.db";
 /// that "database is locked" never reaches a caller under normal contention.
 pub const SQLITE_BUSY_TIMEOUT: Duration = Duration::from_secs(60);
 /// Page cache of each SQLite connection, in KiB (SQLite's default is 2,000).
-/// The backfill and reconcile insert random uuids into unique indexes that
-/// outgrow 2 MB between 10,000 and 100,000 entries, and every miss is a
-/// read from the file: a million-node `db upgrade` took 2.5–2.7 s with
-/// 16 MiB against 3.3–3.8 s with 2 MB (three alternated rounds), its peak
-/// resident set 31 MiB at 100,000 and at a million nodes alike. In a sweep,
-/// 8 MiB was slower (3.0–3.5 s) and 32 MiB no faster, at 43–49 MiB.
+/// The backfill and reconcile insert uuids into unique indexes that outgrow
+/// 2 MB between 10,000 and 100,000 entries, and every miss is a read from
+/// the file. 16 MiB was the fastest size of a sweep (8 MiB slower, 32 MiB no
+/// faster and larger; figures in git history), and the backfill's peak
+/// resident set stays flat from 100,000 to a million nodes (BENCHMARKS.md).
 pub const SQLITE_CACHE_KIB: u32 = 16 * 1024;
 
 /// Statements sent through pools opened while debug logging was on.

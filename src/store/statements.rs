@@ -2,12 +2,10 @@
 //! sea-query once per backend and reused with each call's values.
 //!
 //! Why: building a statement through the ORM each time (the entity's column
-//! list, the expression tree, quoting, then freeing it all) cost more
-//! instructions than sqlx spends sending it and reading the answer. Counted
-//! with callgrind on `nodemaint serve` (PostgreSQL, legacy PUT + DELETE),
-//! reading a node's entries took 57,000 instructions, of which `Select::new`,
-//! rendering and dropping the statement were 35,000. The text of these
-//! statements never depends on their values, so it is built once.
+//! list, the expression tree, quoting, then freeing it all) cost more CPU
+//! than sqlx spends sending it and reading the answer (callgrind on `serve`;
+//! the counts are in git history). The text of these statements never
+//! depends on their values, so it is built once.
 //!
 //! Each statement here has its ORM form beside it (`*_query`), which renders
 //! the cached text and which the tests compare with the cached statement,
