@@ -600,6 +600,26 @@ async fn serve_refuses_to_start_with_its_documented_exit_codes(t: TestDb) {
     let out = nodemaint_cmd(&t.url, &["serve", "--bind", api.base.trim_start_matches("http://")]).output().unwrap();
     assert_eq!(out.status.code(), Some(3), "{}", String::from_utf8_lossy(&out.stderr));
     assert!(String::from_utf8_lossy(&out.stderr).contains("cannot listen on"));
+    // Trusted headers on an address others reach, not asked for by name: 3,
+    // naming both ways out; named, it starts.
+    let out = nodemaint_cmd(&t.url, &["serve", "--bind", "0.0.0.0:0"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(3), "{}", String::from_utf8_lossy(&out.stderr));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("would trust identity headers") && err.contains("--auth-strategy trusted-headers"), "{err}");
+    let mut named = nodemaint_cmd(&t.url, &["serve", "--bind", "0.0.0.0:0", "--auth-strategy", "trusted-headers"])
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let listening =
+        BufReader::new(named.stderr.take().unwrap()).lines().map_while(Result::ok).any(|l| l.contains("listening on"));
+    named.kill().unwrap();
+    named.wait().unwrap();
+    assert!(listening, "named, trusted-headers starts on 0.0.0.0");
+    // Keystone without its section: 3, naming it.
+    let out =
+        nodemaint_cmd(&t.url, &["serve", "--bind", "127.0.0.1:0", "--auth-strategy", "keystone"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(3), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("[keystone_authtoken]"));
 }
 
 mod serve_refuses_to_start_with_its_documented_exit_codes {

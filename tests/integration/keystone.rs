@@ -27,6 +27,9 @@ struct World {
     operator: String,
     owner_member: String,
     owner_teammate: String,
+    /// The service user nodemaint authenticates as, and its project.
+    service_user: String,
+    service_project: String,
 }
 
 impl World {
@@ -48,7 +51,18 @@ impl World {
         admin.grant(&lessee_admin, "admin", Scope::Project(&lessee)).await;
         let lessee_b_admin = admin.user("lessee-b-admin").await;
         admin.grant(&lessee_b_admin, "admin", Scope::Project(&lessee_b)).await;
-        World { keystone, admin, owner, lessee, lessee_b, operator, owner_member, owner_teammate }
+        World {
+            keystone,
+            admin,
+            owner,
+            lessee,
+            lessee_b,
+            operator,
+            owner_member,
+            owner_teammate,
+            service_user: nodemaint,
+            service_project: service,
+        }
     }
 
     async fn token(&self, user: &str, scope: Scope<'_>) -> String {
@@ -373,4 +387,37 @@ async fn the_baremetal_client_logs_in_with_a_password_and_finds_nodemaint_in_the
     assert_eq!(shown["maintenance"].as_bool(), Some(true));
     baremetal("owner-member", &["node", "maintenance", "unset", "myNode"]);
     assert_eq!(count(&db, "SELECT COUNT(*) FROM node_maintenance").await, 0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_service_can_authenticate_with_an_application_credential() {
+    let world = World::new().await;
+    // The service user makes its own application credential, as a deployer would.
+    let own = world.token("nodemaint", Scope::Project(&world.service_project)).await;
+    let made: Value = reqwest::Client::new()
+        .post(format!("{}/users/{}/application_credentials", world.keystone.url, world.service_user))
+        .header("X-Auth-Token", own)
+        .json(&json!({"application_credential": {"name": "nodemaint-serve"}}))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let credential = &made["application_credential"];
+    let t = backends().await.into_iter().next().unwrap();
+    database(&t, &world).await;
+    let config = ConfigFile::new(&format!(
+        "[keystone_authtoken]\nauth_url = \"{}\"\nauth_type = \"v3applicationcredential\"\n\
+         application_credential_id = \"{}\"\napplication_credential_secret = \"{}\"\n",
+        world.keystone.url,
+        credential["id"].as_str().expect("an application credential id"),
+        credential["secret"].as_str().expect("its secret"),
+    ));
+    let api = Server::start_with(&t.url, "keystone", &["--config", &config.path()]);
+    let operator = world.token("operator", Scope::System).await;
+    let (status, _, body) = call(&api, reqwest::Method::GET, "/v1/nodes/myNode", Some(&operator), None).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let (status, _, _) = call(&api, reqwest::Method::GET, "/v1/nodes/myNode", Some("made-up"), None).await;
+    assert_eq!(status, StatusCode::UNAUTHORIZED);
 }
