@@ -228,6 +228,20 @@ impl Maintenance {
         .await
     }
 
+    /// What [`Maintenance::release_all`] would do, without doing it: each of
+    /// the node's entries as the caller sees it, with `None` when the caller
+    /// may release it, else why not (the 403 text). Reads only; 403 when the
+    /// node-level rule refuses the caller outright, as the release would.
+    pub async fn release_all_plan(&self, caller: &Caller, ident: &str) -> Result<Vec<(EntryView, Option<String>)>> {
+        let locked = self.visible(&self.db, caller, ident).await?;
+        self.policy.authorize(rules::CLEAR_MAINTENANCE, caller, &policy::node_target(&locked.node))?;
+        let entries = entries_of(&self.db, locked.node.id).await?;
+        let plan = release::release_plan(&locked.authority, &entries, rules::MAINTENANCE_REMOVE, |e| {
+            self.policy.enforce(rules::MAINTENANCE_REMOVE, caller, &policy::entry_target(&locked.node, e))
+        });
+        Ok(entries.iter().map(|e| EntryView::for_caller(e, locked.authority.scope)).zip(plan).collect())
+    }
+
     /// Releases every active entry, all or nothing (`DELETE /v1/nodes/{node}/maintenance`,
     /// and the boolean unset). Returns what was released.
     pub async fn release_all(&self, caller: &Caller, ident: &str) -> Result<Vec<EntryView>> {

@@ -85,22 +85,33 @@ impl fmt::Display for Refusal<'_> {
     }
 }
 
-/// The all-or-nothing decision for a set of entries: `Ok` when every one
-/// may go, else the message naming every blocker, joined with `"; "`.
-/// `policy_allows` is the per-entry remove policy.
-pub fn release_all(
+/// Per entry, in order: `None` when `who` may release it, else why not (the
+/// text of the 403 it would get). `policy_allows` is the per-entry remove
+/// policy, checked before the floors.
+pub fn release_plan(
     who: &Authority,
     entries: &[node_maintenance::Model],
     rule: &str,
     mut policy_allows: impl FnMut(&node_maintenance::Model) -> bool,
-) -> Result<(), String> {
-    let refusals: Vec<String> = entries
+) -> Vec<Option<String>> {
+    entries
         .iter()
-        .filter_map(|entry| {
+        .map(|entry| {
             let denial = if policy_allows(entry) { floor(who, entry).err()? } else { Denial::Policy };
             Some(Refusal { entry, denial, caller_scope: who.scope, rule }.to_string())
         })
-        .collect();
+        .collect()
+}
+
+/// The all-or-nothing decision for a set of entries: `Ok` when every one
+/// may go, else the message naming every blocker, joined with `"; "`.
+pub fn release_all(
+    who: &Authority,
+    entries: &[node_maintenance::Model],
+    rule: &str,
+    policy_allows: impl FnMut(&node_maintenance::Model) -> bool,
+) -> Result<(), String> {
+    let refusals: Vec<String> = release_plan(who, entries, rule, policy_allows).into_iter().flatten().collect();
     if refusals.is_empty() { Ok(()) } else { Err(refusals.join("; ")) }
 }
 

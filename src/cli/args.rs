@@ -208,8 +208,8 @@ pub enum MaintenanceCommand {
     },
     /// Release one entry by uuid, or all of them (all or nothing) with --all.
     #[command(
-        override_usage = "nodemaint maintenance remove [OPTIONS] <NODE> <ENTRY>\n       nodemaint maintenance remove [OPTIONS] <NODE> --all",
-        after_help = "Example:\n  nodemaint maintenance remove myNode 3c1a7b90-5a4e-4a8e-9e55-3f0c2b1d7a66\n  nodemaint maintenance remove myNode --all"
+        override_usage = "nodemaint maintenance remove [OPTIONS] <NODE> <ENTRY>\n       nodemaint maintenance remove [OPTIONS] <NODE> --all [--dry-run]",
+        after_help = "Example:\n  nodemaint maintenance remove myNode 3c1a7b90-5a4e-4a8e-9e55-3f0c2b1d7a66\n  nodemaint maintenance remove myNode --all\n  # which entries would block my release, and why (changes nothing; exit 8 if any would):\n  nodemaint maintenance remove myNode --all --dry-run --project a0a0a0a0a0a0 --roles admin"
     )]
     Remove {
         /// Node uuid or name.
@@ -220,6 +220,12 @@ pub enum MaintenanceCommand {
         /// Release every active entry, or none if any is outside your authority.
         #[arg(long)]
         all: bool,
+        /// With --all: change nothing; list each entry and whether you may
+        /// release it, with the refusal you would get (exit 8 if any blocks).
+        // (conflicting with ENTRY, which is required without --all: a
+        // `requires = "all"` counts --all's default as present.)
+        #[arg(long, conflicts_with = "entry")]
+        dry_run: bool,
         #[command(flatten)]
         caller: CallerArgs,
     },

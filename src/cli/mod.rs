@@ -284,7 +284,7 @@ async fn dispatch(cli: &Cli, out: &Output) -> Result<u8> {
         Command::Db(cmd) => db_command(cmd, global, out).await.map(|()| 0),
         Command::Node(cmd) => node_command(cmd, global, out).await.map(|()| 0),
         Command::Fleet(cmd) => fleet_command(cmd, global, out).await.map(|()| 0),
-        Command::Maintenance(cmd) => maintenance_command(cmd, global, out).await.map(|()| 0),
+        Command::Maintenance(cmd) => maintenance_command(cmd, global, out).await,
         Command::History(cmd) => history_command(cmd, global, out).await.map(|()| 0),
         Command::Upgrade(UpgradeCommand::Check { pin_release_version, .. }) => {
             upgrade_check(global, pin_release_version, out).await
@@ -340,7 +340,8 @@ async fn serve(args: &ServeArgs, global: &Global) -> Result<()> {
     crate::server::serve(Maintenance::new(conn, policy).with_retry_policy(retry), options).await
 }
 
-async fn maintenance_command(cmd: &MaintenanceCommand, global: &Global, out: &Output) -> Result<()> {
+/// The exit code is 0, or 8 when a dry run found entries that would block.
+async fn maintenance_command(cmd: &MaintenanceCommand, global: &Global, out: &Output) -> Result<u8> {
     match cmd {
         MaintenanceCommand::List { node, caller } => {
             let entries = service(global, caller, Access::ReadOnly).await?.list(&caller_from(caller), node).await?;
@@ -353,7 +354,15 @@ async fn maintenance_command(cmd: &MaintenanceCommand, global: &Global, out: &Ou
                 service(global, caller, Access::ReadWrite).await?.add(&caller_from(caller), node, request).await?;
             out.entry(&created);
         }
-        MaintenanceCommand::Remove { node, entry, all, caller } => {
+        MaintenanceCommand::Remove { node, dry_run: true, caller, .. } => {
+            let svc = service(global, caller, Access::ReadOnly).await?;
+            let plan = svc.release_all_plan(&caller_from(caller), node).await?;
+            out.release_plan(&plan);
+            if plan.iter().any(|(_, blocked)| blocked.is_some()) {
+                return Ok(Error::Forbidden(String::new()).exit_code());
+            }
+        }
+        MaintenanceCommand::Remove { node, entry, all, caller, .. } => {
             let svc = service(global, caller, Access::ReadWrite).await?;
             match (entry, all) {
                 // The same shape as --all: what was released.
@@ -374,7 +383,7 @@ async fn maintenance_command(cmd: &MaintenanceCommand, global: &Global, out: &Ou
             out.released(&released);
         }
     }
-    Ok(())
+    Ok(0)
 }
 
 async fn history_command(cmd: &HistoryCommand, global: &Global, out: &Output) -> Result<()> {

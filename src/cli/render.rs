@@ -199,6 +199,31 @@ impl Output {
         }
     }
 
+    /// `maintenance remove --all --dry-run`: each entry, and what blocks it.
+    pub fn release_plan(&self, plan: &[(EntryView, Option<String>)]) {
+        if self.json_mode() {
+            let entries: Vec<_> = plan
+                .iter()
+                .map(
+                    |(e, blocked)| serde_json::json!({"entry": e, "releasable": blocked.is_none(), "refusal": blocked}),
+                )
+                .collect();
+            return self.json(&serde_json::json!({ "would_release": entries }));
+        }
+        if plan.is_empty() {
+            println!("No active entries; nothing to release.");
+            return;
+        }
+        let rows = plan
+            .iter()
+            .map(|(e, blocked)| {
+                let verdict = blocked.as_deref().map_or("yes".to_owned(), |why| format!("no: {why}"));
+                vec![e.uuid.clone(), e.entry_type.clone(), e.scope.clone(), verdict]
+            })
+            .collect();
+        println!("{}", table(&["UUID", "Type", "Scope", "Releasable by you"], rows));
+    }
+
     pub fn history(&self, events: &[HistoryView]) {
         if self.json_mode() {
             return self.json(&serde_json::json!({ "history": events }));

@@ -228,3 +228,47 @@ async fn history_masks_the_identities_the_entry_view_masks(t: TestDb) {
 }
 
 backend_tests!(history_masks_the_identities_the_entry_view_masks);
+
+/// `remove --all --dry-run` answers "which holds block my release?": each
+/// entry with the refusal the caller would get, exit 8 when any blocks,
+/// and nothing changed.
+async fn remove_all_dry_run_names_each_blocker_and_changes_nothing(t: TestDb) {
+    prepared(&t).await;
+    let lessee = ["--project", "les1", "--user", "lessee-user", "--roles", "admin"];
+    ok(&t.cli(&["maintenance", "add", "myNode", "--type", "hardware_failure", "--reason", "PSU", "--user", "op"]));
+    ok(&t.cli(
+        &[&["maintenance", "add", "myNode", "--type", "operator_hold", "--reason", "ours"][..], &lessee].concat(),
+    ));
+
+    let dry =
+        t.cli(&[&["--format", "json", "maintenance", "remove", "myNode", "--all", "--dry-run"][..], &lessee].concat());
+    assert_eq!(dry.status.code(), Some(8), "{}", stderr(&dry));
+    let plan = json(&dry)["would_release"].as_array().unwrap().clone();
+    assert_eq!(plan.len(), 2);
+    let system = plan.iter().find(|p| p["entry"]["scope"] == "system").unwrap();
+    let uuid = system["entry"]["uuid"].as_str().unwrap();
+    let refusal = format!(
+        "Cannot release maintenance entry {uuid} (type hardware_failure, scope system): not permitted at lessee scope"
+    );
+    assert_eq!((system["releasable"].as_bool(), system["refusal"].as_str()), (Some(false), Some(refusal.as_str())));
+    assert_eq!(system["entry"]["asserted_by"], "******", "masked as in the listing");
+    let own = plan.iter().find(|p| p["entry"]["scope"] == "lessee").unwrap();
+    assert_eq!((own["releasable"].as_bool(), own["refusal"].as_str()), (Some(true), None));
+
+    // The real release is refused with the same words, and the dry run changed nothing.
+    let real = t.cli(&[&["maintenance", "remove", "myNode", "--all"][..], &lessee].concat());
+    assert_eq!(real.status.code(), Some(8));
+    assert!(stderr(&real).contains(&refusal), "{}", stderr(&real));
+    let listed = json(&t.cli(&["--format", "json", "maintenance", "list", "myNode"]));
+    assert_eq!(listed["maintenance"].as_array().unwrap().len(), 2);
+
+    // The operator may release both: exit 0, a table that says so.
+    let dry = t.cli(&["maintenance", "remove", "myNode", "--all", "--dry-run"]);
+    assert_eq!(dry.status.code(), Some(0), "{}", stderr(&dry));
+    assert_eq!(stdout(&dry).matches("| yes").count(), 2, "{}", stdout(&dry));
+    // --dry-run needs --all.
+    let refused = t.cli(&["maintenance", "remove", "myNode", uuid, "--dry-run"]);
+    assert_eq!(refused.status.code(), Some(127), "{}", stderr(&refused));
+}
+
+backend_tests!(remove_all_dry_run_names_each_blocker_and_changes_nothing);
