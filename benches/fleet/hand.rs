@@ -68,7 +68,7 @@ pub async fn backfill(db: &DatabaseConnection) {
     txn.commit().await.unwrap();
 }
 
-/// The same repairs `reconcile` makes for the drift `drift::inject` leaves,
+/// The same repairs `reconcile` makes for the drift `nodemaint_test_support::drift::inject` leaves,
 /// as one set-based statement (or two, with history) per kind.
 pub async fn repair(db: &DatabaseConnection) {
     let backend = db.get_database_backend();

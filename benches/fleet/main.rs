@@ -16,7 +16,6 @@
 //! `--keystone-only` runs `serve` with Keystone tokens against trusted headers.
 
 mod db;
-mod drift;
 mod galera;
 mod hand;
 mod keystone;
@@ -424,9 +423,9 @@ async fn run_backend(backend: Backend, n: u64, quick: bool, ironic: Option<&str>
     let (ours, hand_fleet) = big_fleet.unwrap();
     eprintln!("[{name}] reconcile with 1% drift of each kind");
     let db = ours.connect().await;
-    drift::inject(&db, &ours.url).await;
+    nodemaint_test_support::drift::inject(&db, &ours.url).await;
     let hand_db = hand_fleet.connect().await;
-    drift::inject(&hand_db, &hand_fleet.url).await;
+    nodemaint_test_support::drift::inject(&hand_db, &hand_fleet.url).await;
     // Statistics as autovacuum would have them on a live database (a fleet
     // bulk-loaded seconds ago has none, and PostgreSQL then plans badly).
     for d in [&db, &hand_db] {

@@ -1,12 +1,14 @@
 //! Test and benchmark support for nodemaint: a scratch database per test
 //! or measurement on each backend (a file on SQLite, `CREATE DATABASE` on
 //! PostgreSQL and MySQL), dropped afterwards, and Ironic 39's own schema
-//! loaded from the fixtures; a three-node Galera cluster ([`galera`]) and a
-//! real Keystone ([`keystone`]), started by the scripts under `tests/`.
+//! loaded from the fixtures; 1 % drift of each kind ([`drift`]); a three-node
+//! Galera cluster ([`galera`]) and a real Keystone ([`keystone`]), started by
+//! the scripts under `tests/`.
 //!
 //! Not for: anything a deployment runs. It is `publish = false`, shared by
 //! `tests/integration` and `benches/fleet` so they cannot drift apart.
 
+pub mod drift;
 pub mod galera;
 pub mod keystone;
 

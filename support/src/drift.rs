@@ -1,10 +1,11 @@
 //! 1 % drift of each kind, as services of a pinned release (and accidents)
 //! leave it, chosen by node id so two copies of a fleet drift identically.
 
-use nodemaint::runtime::sql::quote;
-use nodemaint::runtime::sql::uuid_v4_expr;
+use nodemaint_runtime::sql::{quote, uuid_v4_expr};
 use sea_orm::{ConnectionTrait, Database, DatabaseConnection, DbBackend};
 
+/// Injects the drift into the migrated fleet behind `db` (at `url`, for the
+/// connection that turns foreign keys off).
 pub async fn inject(db: &DatabaseConnection, url: &str) {
     let backend = db.get_database_backend();
     let ty = quote(backend, "type");
