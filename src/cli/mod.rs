@@ -311,9 +311,7 @@ fn auth_strategy(args: &ServeArgs, config: &Config) -> Result<AuthStrategy> {
 
 async fn serve(args: &ServeArgs, global: &Global) -> Result<()> {
     let policy = policy_from(args.policy_file.as_ref(), global)?;
-    let url = database_url(global)?;
-    let conn = db::connect_for(&url, Some(args.db_max_connections), Access::ReadWrite).await?;
-    schema::require_maintenance_table(&conn, &url).await?;
+    // The configuration is checked before the database is asked anything.
     let config = load_config(global)?;
     let auth = auth_strategy(args, &config)?;
     let keystone = match (auth, &config.keystone_authtoken) {
@@ -328,6 +326,9 @@ async fn serve(args: &ServeArgs, global: &Global) -> Result<()> {
         }
         _ => None,
     };
+    let url = database_url(global)?;
+    let conn = db::connect_for(&url, Some(args.db_max_connections), Access::ReadWrite).await?;
+    schema::require_maintenance_table(&conn, &url).await?;
     let options = crate::server::ServeOptions {
         keystone,
         bind: args.bind,

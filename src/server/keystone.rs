@@ -8,8 +8,10 @@
 //! never from request headers. A validated token is cached until it expires
 //! or `token_cache_time` passes, whichever is first, in a bounded map: a
 //! revoked token keeps working until then. A token Keystone does not know
-//! is 401 with `WWW-Authenticate: Keystone uri="…"`; Keystone not answering
-//! is 503, and nothing is let through.
+//! is 401 with `WWW-Authenticate: Keystone uri="…"`, and is remembered as
+//! invalid for `token_cache_time` too (as keystonemiddleware does), so
+//! repeating it does not cost Keystone a validation each time; Keystone not
+//! answering is 503, and nothing is let through.
 
 use nodemaint::Caller;
 use nodemaint::config::KeystoneSection;
@@ -38,15 +40,17 @@ enum Credentials {
     ApplicationCredential { id: String, secret: String },
 }
 
-/// Validated tokens: the caller and until when it may be trusted.
+/// Tokens Keystone answered for: the caller (`None`: Keystone refused the
+/// token) and until when the answer holds.
 #[derive(Default)]
 struct Cache {
-    entries: HashMap<String, (Caller, Instant)>,
+    entries: HashMap<String, (Option<Caller>, Instant)>,
     order: VecDeque<String>,
 }
 
 impl Cache {
-    fn get(&mut self, token: &str, now: Instant) -> Option<Caller> {
+    /// `Some(answer)` while a remembered answer holds.
+    fn get(&mut self, token: &str, now: Instant) -> Option<Option<Caller>> {
         match self.entries.get(token) {
             Some((caller, until)) if *until > now => Some(caller.clone()),
             Some(_) => {
@@ -57,7 +61,7 @@ impl Cache {
         }
     }
 
-    fn put(&mut self, token: &str, caller: Caller, until: Instant) {
+    fn put(&mut self, token: &str, caller: Option<Caller>, until: Instant) {
         while self.entries.len() >= CACHE_ENTRIES {
             let Some(oldest) = self.order.pop_front() else { break };
             self.entries.remove(&oldest);
@@ -167,13 +171,19 @@ impl Keystone {
             return Err(Refused::Unauthenticated("The request you have made requires authentication.".into()));
         };
         let now = Instant::now();
-        if let Some(caller) = self.cache.lock().unwrap_or_else(|e| e.into_inner()).get(token, now) {
-            return Ok(caller);
+        match self.cache.lock().unwrap_or_else(|e| e.into_inner()).get(token, now) {
+            Some(Some(caller)) => return Ok(caller),
+            Some(None) => return Err(refused()),
+            None => {}
         }
-        let (caller, expires_in) = self.validate(token).await?;
-        let until = now + expires_in.min(self.ttl);
-        self.cache.lock().unwrap_or_else(|e| e.into_inner()).put(token, caller.clone(), until);
-        Ok(caller)
+        let (answer, until) = match self.validate(token).await {
+            Ok((caller, expires_in)) => (Ok(caller), now + expires_in.min(self.ttl)),
+            Err(Refused::Unauthenticated(message)) => (Err(Refused::Unauthenticated(message)), now + self.ttl),
+            // Keystone not answering is not an answer about the token.
+            Err(unavailable) => return Err(unavailable),
+        };
+        self.cache.lock().unwrap_or_else(|e| e.into_inner()).put(token, answer.as_ref().ok().cloned(), until);
+        answer
     }
 
     /// Asks Keystone about `token`; the caller and how long until it expires.
@@ -194,9 +204,7 @@ impl Keystone {
                     });
                 }
                 // Keystone says 404 for a token it does not know (expired, revoked, made up).
-                404 => {
-                    return Err(Refused::Unauthenticated("The request you have made requires authentication.".into()));
-                }
+                404 => return Err(refused()),
                 // Our own token was refused (expired early, revoked): get a new one, once.
                 401 if attempt == 0 => continue,
                 status => {
@@ -276,6 +284,11 @@ async fn send_idempotent(request: reqwest::RequestBuilder) -> reqwest::Result<re
     }
 }
 
+/// The 401 for a token Keystone does not accept.
+fn refused() -> Refused {
+    Refused::Unauthenticated("The request you have made requires authentication.".into())
+}
+
 fn unavailable(identity: &str, e: &dyn std::fmt::Display) -> Refused {
     Refused::Unavailable(format!("cannot reach Keystone at {identity}: {}", nodemaint::error::one_line(&e.to_string())))
 }
@@ -339,11 +352,13 @@ mod tests {
         let mut cache = Cache::default();
         let now = Instant::now();
         let caller = Caller::system("u", &["admin"]);
-        cache.put("t1", caller.clone(), now + Duration::from_secs(5));
-        assert!(cache.get("t1", now).is_some());
+        cache.put("t1", Some(caller.clone()), now + Duration::from_secs(5));
+        assert!(cache.get("t1", now).is_some_and(|c| c.is_some()));
         assert!(cache.get("t1", now + Duration::from_secs(6)).is_none(), "expired");
+        cache.put("bad", None, now + Duration::from_secs(5));
+        assert_eq!(cache.get("bad", now).map(|c| c.is_none()), Some(true), "a refused token is remembered as refused");
         for i in 0..CACHE_ENTRIES + 10 {
-            cache.put(&format!("t{i}"), caller.clone(), now + Duration::from_secs(60));
+            cache.put(&format!("t{i}"), Some(caller.clone()), now + Duration::from_secs(60));
         }
         assert_eq!(cache.entries.len(), CACHE_ENTRIES);
         assert!(cache.get("t0", now).is_none() && cache.get(&format!("t{}", CACHE_ENTRIES + 9), now).is_some());

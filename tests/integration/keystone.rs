@@ -311,10 +311,14 @@ async fn missing_invalid_and_revoked_tokens_are_401_and_keystone_down_is_503_wit
     // Keystone stopped: a token it would have accepted gets 503, nothing is written.
     let t = backends().await.into_iter().next().unwrap();
     let db = database(&t, &world).await;
-    let config = world.config(2, "");
+    let config = world.config(300, "");
     let api = Server::start_with(&t.url, "keystone", &["--config", &config.path()]);
     let operator = world.token("operator", Scope::System).await;
+    let bogus = Some("not-a-token-either");
+    assert_eq!(call(&api, reqwest::Method::GET, "/v1/nodes/myNode", bogus, None).await.0, StatusCode::UNAUTHORIZED);
     world.keystone.stop();
+    // A token Keystone refused is remembered as refused: still 401, not 503.
+    assert_eq!(call(&api, reqwest::Method::GET, "/v1/nodes/myNode", bogus, None).await.0, StatusCode::UNAUTHORIZED);
     let body = json!({"type": "operator_hold", "reason": "while keystone is down"});
     let (status, headers, text) =
         call(&api, reqwest::Method::POST, "/v1/nodes/myNode/maintenance", Some(&operator), Some(body)).await;
