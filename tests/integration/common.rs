@@ -171,3 +171,25 @@ macro_rules! backend_tests {
         )*
     };
 }
+
+/// A file in the temp directory holding `text` (a config or policy file for
+/// a command under test), removed when dropped.
+pub struct ConfigFile(std::path::PathBuf);
+
+impl ConfigFile {
+    pub fn new(text: &str) -> ConfigFile {
+        let path = std::env::temp_dir().join(format!("nodemaint-test-{}.toml", uuid::Uuid::new_v4().simple()));
+        std::fs::write(&path, text).unwrap();
+        ConfigFile(path)
+    }
+
+    pub fn path(&self) -> String {
+        self.0.display().to_string()
+    }
+}
+
+impl Drop for ConfigFile {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+    }
+}

@@ -7,7 +7,7 @@
 //! they skipped; under CI they fail.
 
 use crate::api::{OLD, OPERATOR, Server};
-use crate::common::{count, nodemaint_cmd, ok, rows, runs_as_root, stderr, stdout};
+use crate::common::{ConfigFile, count, nodemaint_cmd, ok, rows, runs_as_root, stderr, stdout};
 use nodemaint::entity::vocab::maintenance_reason_column;
 use nodemaint::entity::{node_maintenance, nodes};
 use nodemaint_test_support::galera::Cluster;
@@ -158,27 +158,6 @@ async fn hot_nodes(url: &str) -> Vec<String> {
         ok(&nodemaint_cmd(url, &["node", "create", "--name", name]).output().unwrap());
     }
     names
-}
-
-/// A config file with `text`, in the temp directory (removed with the guard).
-struct ConfigFile(std::path::PathBuf);
-
-impl ConfigFile {
-    fn new(text: &str) -> ConfigFile {
-        let path = std::env::temp_dir().join(format!("nodemaint-galera-{}.toml", uuid::Uuid::new_v4().simple()));
-        std::fs::write(&path, text).unwrap();
-        ConfigFile(path)
-    }
-
-    fn path(&self) -> String {
-        self.0.display().to_string()
-    }
-}
-
-impl Drop for ConfigFile {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_file(&self.0);
-    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]

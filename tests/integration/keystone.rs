@@ -8,7 +8,7 @@
 //! password and finding nodemaint in the catalog. On SQLite and PostgreSQL.
 
 use crate::api::Server;
-use crate::common::{Backend, TestDb, count};
+use crate::common::{Backend, ConfigFile, TestDb, count};
 use nodemaint::admin::legacy_nodes::{self, NewNode, NodeChange};
 use nodemaint_test_support::keystone::{Admin, Keystone, PASSWORD, Scope, token};
 use reqwest::StatusCode;
@@ -77,27 +77,6 @@ impl World {
              token_cache_time = {cache_seconds}\n{extra}",
             self.keystone.url
         ))
-    }
-}
-
-/// A file in the temp directory, removed when dropped.
-struct ConfigFile(PathBuf);
-
-impl ConfigFile {
-    fn new(text: &str) -> ConfigFile {
-        let path = std::env::temp_dir().join(format!("nodemaint-keystone-{}.toml", uuid::Uuid::new_v4().simple()));
-        std::fs::write(&path, text).unwrap();
-        ConfigFile(path)
-    }
-
-    fn path(&self) -> String {
-        self.0.display().to_string()
-    }
-}
-
-impl Drop for ConfigFile {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_file(&self.0);
     }
 }
 
