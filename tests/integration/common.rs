@@ -193,3 +193,32 @@ impl Drop for ConfigFile {
         let _ = std::fs::remove_file(&self.0);
     }
 }
+
+/// Asserts one node's invariants and returns its entries (by id): at most one
+/// legacy and one fault entry, no two with the same (type, scope, project),
+/// the boolean equal to "an entry exists", the reason column the synthesised
+/// one. `label` names the node (and where it was read) in a failure.
+pub async fn node_invariants(
+    db: &DatabaseConnection,
+    node: &nodemaint::entity::nodes::Model,
+    label: &str,
+) -> Vec<nodemaint::entity::node_maintenance::Model> {
+    use nodemaint::entity::node_maintenance;
+    use sea_orm::{ColumnTrait, EntityTrait, QueryFilter, QueryOrder};
+    let entries = node_maintenance::Entity::find()
+        .filter(node_maintenance::Column::NodeId.eq(node.id))
+        .order_by_asc(node_maintenance::Column::Id)
+        .all(db)
+        .await
+        .unwrap();
+    let of = |ty: &str| entries.iter().filter(|e| e.entry_type == ty).count();
+    assert!(of("legacy") <= 1 && of("fault") <= 1, "{label}: {entries:?}");
+    let mut keys: Vec<_> = entries.iter().map(|e| (&e.entry_type, &e.scope, &e.asserted_by_project)).collect();
+    keys.sort();
+    keys.dedup();
+    assert_eq!(keys.len(), entries.len(), "{label}: duplicate (type, scope, project)");
+    assert_eq!(node.maintenance, Some(!entries.is_empty()), "{label}: boolean vs {} entries", entries.len());
+    let reason = nodemaint::entity::vocab::maintenance_reason_column(&entries);
+    assert_eq!(node.maintenance_reason, reason, "{label}: reason");
+    entries
+}

@@ -7,14 +7,13 @@
 //! included): only success or a 409.
 
 use crate::backend_tests;
-use crate::common::{TestDb, nodemaint_cmd, stderr};
+use crate::common::{TestDb, node_invariants, nodemaint_cmd, stderr};
 use nodemaint::admin::fleet::Rng;
 use nodemaint::admin::legacy_nodes::NewNode;
-use nodemaint::entity::vocab::maintenance_reason_column;
-use nodemaint::entity::{node_maintenance, nodes};
+use nodemaint::entity::nodes;
 use nodemaint::schema::{self, UpgradeOptions};
 use nodemaint::{Caller, Maintenance, NewEntry, Policy};
-use sea_orm::{ColumnTrait, EntityTrait, QueryFilter, QueryOrder};
+use sea_orm::{ColumnTrait, EntityTrait, QueryFilter};
 
 const NODES: [&str; 3] = ["hot1", "hot2", "hot3"];
 const OWNER: &str = "owner-project";
@@ -113,16 +112,7 @@ async fn concurrent_asserts_and_releases_keep_every_invariant(t: TestDb) {
 
     for name in NODES {
         let node = nodes::Entity::find().filter(nodes::Column::Name.eq(name)).one(&db).await.unwrap().unwrap();
-        let entries = node_maintenance::Entity::find()
-            .filter(node_maintenance::Column::NodeId.eq(node.id))
-            .order_by_asc(node_maintenance::Column::Id)
-            .all(&db)
-            .await
-            .unwrap();
-        let of = |ty: &str| entries.iter().filter(|e| e.entry_type == ty).count();
-        assert!(of("legacy") <= 1 && of("fault") <= 1, "{name}: {entries:?}");
-        assert_eq!(node.maintenance, Some(!entries.is_empty()), "{name}: boolean vs {} entries", entries.len());
-        assert_eq!(node.maintenance_reason, maintenance_reason_column(&entries), "{name}");
+        let entries = node_invariants(&db, &node, name).await;
         let events = |verb: &str| {
             let sql = format!(
                 "SELECT COUNT(*) FROM node_history WHERE node_id = {} AND event LIKE '% {verb} (type %'",

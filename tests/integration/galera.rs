@@ -7,13 +7,12 @@
 //! they skipped; under CI they fail.
 
 use crate::api::{OLD, OPERATOR, Server};
-use crate::common::{ConfigFile, count, nodemaint_cmd, ok, rows, runs_as_root, stderr, stdout};
-use nodemaint::entity::vocab::maintenance_reason_column;
-use nodemaint::entity::{node_maintenance, nodes};
+use crate::common::{ConfigFile, count, node_invariants, nodemaint_cmd, ok, rows, runs_as_root, stderr, stdout};
+use nodemaint::entity::nodes;
 use nodemaint_test_support::galera::Cluster;
 use nodemaint_test_support::{Backend, ScratchDb, database_url};
 use reqwest::Method;
-use sea_orm::{ColumnTrait, ConnectionTrait, DatabaseConnection, EntityTrait, QueryFilter, QueryOrder};
+use sea_orm::{ConnectionTrait, DatabaseConnection, EntityTrait};
 use serde_json::json;
 use std::process::Stdio;
 use std::sync::Arc;
@@ -53,19 +52,7 @@ fn at_once(urls: &[&str], args: &[&str]) -> Vec<std::process::Output> {
 async fn invariants(url: &str) -> Vec<Vec<Option<String>>> {
     let db = connect(url).await;
     for node in nodes::Entity::find().all(&db).await.unwrap() {
-        let entries = node_maintenance::Entity::find()
-            .filter(node_maintenance::Column::NodeId.eq(node.id))
-            .order_by_asc(node_maintenance::Column::Id)
-            .all(&db)
-            .await
-            .unwrap();
-        let of = |ty: &str| entries.iter().filter(|e| e.entry_type == ty).count();
-        assert!(of("legacy") <= 1 && of("fault") <= 1, "{url} node {}: {entries:?}", node.id);
-        let mut keys: Vec<_> = entries.iter().map(|e| (&e.entry_type, &e.scope, &e.asserted_by_project)).collect();
-        keys.dedup();
-        assert_eq!(keys.len(), entries.len(), "{url}: duplicate (type, scope, project)");
-        assert_eq!(node.maintenance, Some(!entries.is_empty()), "{url} node {}: boolean", node.id);
-        assert_eq!(node.maintenance_reason, maintenance_reason_column(&entries), "{url} node {}: reason", node.id);
+        node_invariants(&db, &node, &format!("{url} node {}", node.id)).await;
     }
     let mut snapshot = rows(
         &db,
