@@ -95,15 +95,17 @@ launch() { # node, extra args…
   local n=$1; shift
   rm -f "$dir/n$n/mysqld.pid"
   date +%s >"$dir/n$n/started"
-  # setsid: the server outlives this script and the test that ran it.
-  setsid /usr/sbin/mariadbd --defaults-file="$dir/n$n/my.cnf" "$@" </dev/null >>"$dir/n$n/stdout.log" 2>&1 &
+  # setsid: the server outlives this script and the test that ran it. 9>&-:
+  # it must not inherit the start lock, or it would hold it for its whole
+  # life and every later `start` would wait on it forever.
+  setsid /usr/sbin/mariadbd --defaults-file="$dir/n$n/my.cnf" "$@" </dev/null >>"$dir/n$n/stdout.log" 2>&1 9>&- &
 }
 
 start() {
   need
   # One start at a time: test processes start the cluster as they need it.
   exec 9>"$dir.lock"
-  flock 9
+  flock -w 600 9 || { echo "galera: another start has held $dir.lock for 10 minutes; giving up" >&2; exit 1; }
   if [ "$(state 1)" = Synced ] && [ "$(state 2)" = Synced ] && [ "$(state 3)" = Synced ]; then
     urls; return 0
   fi
