@@ -11,8 +11,9 @@
 //! authority model (scope derivation, release floors, policy, masking, entry
 //! validation); [`store`] sends SQL (connections, the transaction runner,
 //! the node lookup and lock, history); the operations sit above them
-//! ([`maintenance`], [`reconcile`] after the release pin lifts, [`schema`]
-//! for upgrades under a lock). [`admin`] is what the `node` and `fleet seed`
+//! ([`maintenance`] with its windows, [`reconcile`] after the release pin
+//! lifts, [`tick`] that starts and ends windows, [`schema`] for upgrades
+//! under a lock). [`admin`] is what the `node` and `fleet seed`
 //! commands do: write the legacy columns as an old service would (to make
 //! fleets to try an upgrade on); an API service never needs it. The schema
 //! history is in `nodemaint-migration`, the tables in `nodemaint-entity`,
@@ -30,6 +31,7 @@ pub mod maintenance;
 pub mod reconcile;
 pub mod schema;
 pub mod store;
+pub mod tick;
 
 // What an API service needs, at the root.
 pub use authority::caller::Caller;

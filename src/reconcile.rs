@@ -14,7 +14,7 @@ use crate::authority::caller::Caller;
 use crate::error::{Error, Result};
 use crate::schema;
 use crate::store::history::{self, Action};
-use crate::store::invariant::{self, NodeState};
+use crate::store::invariant;
 use crate::store::nodes;
 use crate::store::transaction::{self, RetryPolicy};
 use nodemaint_entity::{node_history, node_maintenance};
@@ -398,24 +398,8 @@ async fn repair_chunk(txn: &DatabaseTransaction, ids: &[i32], pinned: bool) -> R
         !(d.is_orphan() || only_created)
     });
     if !touched.is_empty() {
-        sync_nodes(txn, &touched, now).await?;
+        invariant::resync(txn, &touched, now).await?;
     }
     tracing::trace!(elapsed_ms = started.elapsed().as_millis() as u64, "nodes synced");
     Ok(drifts)
-}
-
-/// `nodes.maintenance` and `nodes.maintenance_reason` for `ids`, from their
-/// entries as they are now: one read, then the invariant write for the set.
-async fn sync_nodes(txn: &DatabaseTransaction, ids: &[i32], now: chrono::NaiveDateTime) -> Result<()> {
-    let entries = node_maintenance::Entity::find()
-        .filter(node_maintenance::Column::NodeId.is_in(ids.iter().copied()))
-        .all(txn)
-        .await?;
-    let mut by_node: BTreeMap<i32, Vec<node_maintenance::Model>> = ids.iter().map(|id| (*id, Vec::new())).collect();
-    for e in entries {
-        by_node.entry(e.node_id).or_default().push(e);
-    }
-    let states: Vec<NodeState> =
-        by_node.iter().map(|(id, entries)| NodeState { id: *id, entries, fault: None }).collect();
-    invariant::write(txn, &states, now).await
 }

@@ -5,7 +5,7 @@ use crate::error::{Error, Result};
 use crate::store::db::redact;
 use chrono::{DateTime, Utc};
 use nodemaint_migration::backfill::{self, BackfillContext, BackfillOptions};
-use nodemaint_migration::{MIGRATION_TABLE, MigrationStatus, Migrator, MigratorTrait};
+use nodemaint_migration::{MIGRATION_TABLE, MigrationStatus, Migrator, MigratorTrait, SCHEDULE_TABLE};
 use nodemaint_runtime::lock::{self, LockError, LockGuard, MIGRATION_LOCK};
 use nodemaint_runtime::probe::{self, DatabaseKind};
 use nodemaint_runtime::progress::{NoProgress, Progress};
@@ -78,14 +78,18 @@ pub async fn require_nodes_table(db: &DatabaseConnection, url: &str) -> Result<(
     }
 }
 
-/// Refuses a database where `node_maintenance` does not exist yet.
+/// Refuses a database where `node_maintenance` or the windows' schedule
+/// does not exist yet (every operation reads both).
 pub async fn require_maintenance_table(db: &DatabaseConnection, url: &str) -> Result<()> {
     require_nodes_table(db, url).await?;
-    if !probe::tables(db).await?.iter().any(|t| t == "node_maintenance") {
-        return Err(Error::Schema(format!(
-            "{} has no `node_maintenance` table; run `nodemaint db upgrade` first",
-            redact(url)
-        )));
+    let tables = probe::tables(db).await?;
+    for (table, what) in [("node_maintenance", "typed maintenance"), (SCHEDULE_TABLE, "maintenance windows")] {
+        if !tables.iter().any(|t| t == table) {
+            return Err(Error::Schema(format!(
+                "{} has no `{table}` table ({what}); run `nodemaint db upgrade` first",
+                redact(url)
+            )));
+        }
     }
     Ok(())
 }
@@ -226,6 +230,10 @@ pub async fn downgrade_plan(db: &DatabaseConnection, url: &str, steps: u32) -> R
             let filter = format!(" WHERE {ty} = 'legacy' AND asserted_by = '{}'", backfill::MIGRATION_ASSERTER);
             let rows = row_count(db, "node_maintenance", &filter).await?;
             plan.push(removal("delete the backfilled legacy entries from node_maintenance".into(), rows));
+        } else if migration.contains("maintenance_windows") && tables.iter().any(|t| t == SCHEDULE_TABLE) {
+            plan.push(removal(format!("drop table {SCHEDULE_TABLE}"), row_count(db, SCHEDULE_TABLE, "").await?));
+            let windows = row_count(db, "node_maintenance", " WHERE ends_at IS NOT NULL").await?;
+            plan.push(removal("drop column node_maintenance.ends_at: active windows lose their end".into(), windows));
         } else if migration.contains("create_node_maintenance") {
             plan.push(removal("drop table node_maintenance".into(), row_count(db, "node_maintenance", "").await?));
         } else if migration.contains("baseline") && tables.iter().any(|t| t == nodemaint_migration::BASELINE_MARKER) {

@@ -50,8 +50,12 @@ pub async fn library_spread(urls: &[String], workers: usize, hot: bool, run_for:
             tokio::spawn(async move {
                 let (who, node) = (caller(i), node_name(i, hot));
                 while start.elapsed() < run_for {
-                    let request =
-                        NewEntry { entry_type: "operator_hold".into(), reason: Some("bench".into()), extra: None };
+                    let request = NewEntry {
+                        entry_type: "operator_hold".into(),
+                        reason: Some("bench".into()),
+                        extra: None,
+                        ..Default::default()
+                    };
                     let entry = svc.add(&who, &node, request).await.unwrap();
                     svc.release(&who, &node, &entry.uuid).await.unwrap();
                     done.fetch_add(1, Ordering::Relaxed);

@@ -1,4 +1,4 @@
-//! Sea-orm entities for the three tables nodemaint reads and writes, and the
+//! Sea-orm entities for the four tables nodemaint reads and writes, and the
 //! schema-level vocabulary of node maintenance (type names, scope names, the
 //! synthesised `maintenance_reason`).
 //!
@@ -9,6 +9,7 @@
 
 pub mod node_history;
 pub mod node_maintenance;
+pub mod node_maintenance_schedule;
 pub mod nodes;
 pub mod vocab;
 

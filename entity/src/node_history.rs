@@ -30,6 +30,15 @@ pub struct Model {
 }
 
 #[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]
-pub enum Relation {}
+pub enum Relation {
+    #[sea_orm(belongs_to = "super::nodes::Entity", from = "Column::NodeId", to = "super::nodes::Column::Id")]
+    Node,
+}
+
+impl Related<super::nodes::Entity> for Entity {
+    fn to() -> RelationDef {
+        Relation::Node.def()
+    }
+}
 
 impl ActiveModelBehavior for ActiveModel {}

@@ -28,6 +28,9 @@ pub struct Model {
     pub version: Option<String>,
     pub created_at: Option<DateTime>,
     pub updated_at: Option<DateTime>,
+    /// A window's hard end (naive UTC): the tick releases the entry once it
+    /// has passed. `None`: the entry never expires.
+    pub ends_at: Option<DateTime>,
 }
 
 #[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]

@@ -172,6 +172,7 @@ mod tests {
             version: None,
             created_at: None,
             updated_at: None,
+            ends_at: None,
         }
     }
 

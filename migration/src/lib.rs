@@ -12,6 +12,7 @@ pub mod backfill;
 mod m20261201_000001_baseline;
 mod m20261201_000002_create_node_maintenance;
 mod m20261201_000003_backfill_legacy_entries;
+mod m20261205_000004_maintenance_windows;
 
 /// The table listing which of `nodes` / `node_history` the baseline created
 /// (and its down drops), and how to read it.
@@ -19,6 +20,7 @@ pub use m20261201_000001_baseline::{
     DROPPED_IN_ORDER as BASELINE_DROPS, MARKER as BASELINE_MARKER, created_tables as baseline_created_tables,
 };
 pub use m20261201_000002_create_node_maintenance::{NODE_FK, NODE_ID_INDEX, UNIQUE_ENTRY, UNIQUE_UUID};
+pub use m20261205_000004_maintenance_windows::{ENDS_AT_INDEX, SCHEDULE_TABLE};
 pub use sea_orm_migration::{MigrationStatus, MigratorTrait};
 
 use sea_orm_migration::prelude::*;
@@ -36,6 +38,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261201_000001_baseline::Migration),
             Box::new(m20261201_000002_create_node_maintenance::Migration),
             Box::new(m20261201_000003_backfill_legacy_entries::Migration),
+            Box::new(m20261205_000004_maintenance_windows::Migration),
         ]
     }
 

@@ -9,8 +9,8 @@ use crate::progress::Progress;
 use nodemaint_entity::vocab::{LEGACY, REGISTRY, maintenance_reason_column};
 use nodemaint_entity::{EntryType, node_maintenance, nodes};
 use sea_orm::{
-    ColumnTrait, ConnectionTrait, DbBackend, DbErr, EntityTrait, QueryFilter, QueryOrder, Statement,
-    TransactionSession, TransactionTrait,
+    ColumnTrait, ConnectionTrait, DbBackend, DbErr, EntityTrait, Iterable, QueryFilter, QueryOrder, QuerySelect,
+    Statement, TransactionSession, TransactionTrait,
 };
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -222,7 +222,12 @@ pub async fn load<C: ConnectionTrait>(
     db: &C,
     ids: &[i32],
 ) -> Result<(Vec<nodes::Model>, Vec<node_maintenance::Model>), DbErr> {
+    // Every column but `ends_at` (drift does not depend on it), so that
+    // `upgrade check` runs before the windows migration has added it.
     let entries = node_maintenance::Entity::find()
+        .select_only()
+        .columns(node_maintenance::Column::iter().filter(|c| !matches!(c, node_maintenance::Column::EndsAt)))
+        .column_as(sea_orm::sea_query::Expr::cust("NULL"), "ends_at")
         .filter(node_maintenance::Column::NodeId.is_in(ids.iter().copied()))
         .order_by_asc(node_maintenance::Column::Id)
         .all(db)
@@ -526,6 +531,7 @@ mod tests {
             version: None,
             created_at: None,
             updated_at: None,
+            ends_at: None,
         }
     }
 

@@ -27,6 +27,8 @@ use std::time::{Duration, Instant};
 pub const MIGRATION_LOCK: &str = "nodemaint.migrate";
 /// The lock `reconcile` takes, so two never repair the same drift.
 pub const RECONCILE_LOCK: &str = "nodemaint.reconcile";
+/// The lock `windows tick` holds while it starts and ends windows.
+pub const WINDOWS_LOCK: &str = "nodemaint.windows";
 
 #[derive(Debug)]
 pub enum LockError {

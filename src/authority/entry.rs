@@ -6,7 +6,7 @@ use crate::authority::masking::{MASK, is_masked};
 use crate::authority::release::entry_scope;
 use crate::error::{Error, Result};
 use nodemaint_entity::vocab::iso8601;
-use nodemaint_entity::{EntryType, Scope, node_maintenance};
+use nodemaint_entity::{EntryType, Scope, node_maintenance, node_maintenance_schedule};
 use serde::Serialize;
 
 /// The longest reason accepted, in characters. Ironic's `maintenance_reason`
@@ -17,7 +17,8 @@ pub const EXTRA_MAX_BYTES: usize = 65_535;
 /// Identity fields are `VARCHAR(255)` in `node_maintenance`.
 pub const IDENTITY_MAX_CHARS: usize = 255;
 
-/// The spec's entry object.
+/// The spec's entry object, and from microversion 1.117 a window's times,
+/// its state and whether this caller may release it.
 #[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct EntryView {
     pub uuid: String,
@@ -27,9 +28,26 @@ pub struct EntryView {
     pub scope: String,
     pub asserted_by: String,
     pub asserted_by_project: String,
+    /// When it became active; for a scheduled window, when it was scheduled.
     pub asserted_at: String,
     pub extra: serde_json::Value,
+    /// `active`, or `scheduled` for a window that starts later.
+    pub state: &'static str,
+    /// A scheduled window's planned start.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub starts_at: Option<String>,
+    /// A window's hard end; `null`: the entry never expires.
+    pub ends_at: Option<String>,
+    /// Whether this caller may release (or cancel, or extend) it, when asked.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub releasable: Option<bool>,
+    /// Why not, when `releasable` is false (the 403 text).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub releasable_reason: Option<String>,
 }
+
+pub const ACTIVE: &str = "active";
+pub const SCHEDULED: &str = "scheduled";
 
 impl EntryView {
     /// The entry as a caller at `caller_scope` may see it.
@@ -45,7 +63,29 @@ impl EntryView {
             asserted_by_project: hide(&entry.asserted_by_project),
             asserted_at: iso8601(entry.asserted_at),
             extra: parse_extra(entry.extra.as_deref()),
+            state: ACTIVE,
+            starts_at: None,
+            ends_at: entry.ends_at.map(iso8601),
+            releasable: None,
+            releasable_reason: None,
         }
+    }
+
+    /// A scheduled window as a caller at `caller_scope` may see it.
+    pub fn scheduled(window: &node_maintenance_schedule::Model, caller_scope: Scope) -> EntryView {
+        let created = window.created_at.unwrap_or(window.starts_at);
+        EntryView {
+            state: SCHEDULED,
+            starts_at: Some(iso8601(window.starts_at)),
+            ..EntryView::for_caller(&window.as_entry(created), caller_scope)
+        }
+    }
+
+    /// With whether the caller may release it: `blocked` is the 403 text, if any.
+    pub fn with_releasable(mut self, blocked: Option<String>) -> EntryView {
+        self.releasable = Some(blocked.is_none());
+        self.releasable_reason = blocked;
+        self
     }
 }
 

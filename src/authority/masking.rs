@@ -38,7 +38,8 @@ pub fn actor_scope(project: Option<&str>, owner: Option<&str>, lessee: Option<&s
 pub struct EventShape {
     /// The entry's scope.
     pub entry_scope: Scope,
-    /// Whether the event is an assert, whose actor is the entry's asserter.
+    /// Whether the event is an assert (or a window's scheduling), whose
+    /// actor is the entry's asserter.
     pub asserted: bool,
 }
 
@@ -49,7 +50,7 @@ pub fn event_shape(text: &str) -> Option<EventShape> {
     let (verb, rest) = rest.split_once(" (type ")?;
     let (_, rest) = rest.split_once(", scope ")?;
     let scope = rest.split([',', ')']).next()?;
-    Some(EventShape { entry_scope: Scope::parse(scope)?, asserted: verb == "asserted" })
+    Some(EventShape { entry_scope: Scope::parse(scope)?, asserted: verb == "asserted" || verb == "scheduled" })
 }
 
 /// `text` with the entry's asserter (`asserted by A (project P)`) and/or the

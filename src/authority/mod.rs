@@ -7,7 +7,8 @@
 //! - [`policy`]: oslo.policy's rule language, policy files, Ironic's defaults;
 //! - [`release`]: the release floors policy cannot relax, and bulk decisions;
 //! - [`masking`]: what a caller may see of identities above its scope;
-//! - [`entry`]: the entry object and the limits on what callers send.
+//! - [`entry`]: the entry object and the limits on what callers send;
+//! - [`window`]: maintenance windows' times, overlaps and extensions.
 
 pub mod caller;
 pub mod entry;
@@ -15,3 +16,4 @@ pub mod masking;
 pub mod policy;
 pub mod release;
 pub mod scope;
+pub mod window;

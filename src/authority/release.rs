@@ -136,6 +136,7 @@ pub(crate) mod tests {
             version: None,
             created_at: None,
             updated_at: None,
+            ends_at: None,
         }
     }
 

@@ -83,6 +83,13 @@ pub enum Command {
         after_help = "Example:\n  nodemaint reconcile --dry-run\n  nodemaint reconcile --max-count 10000\n  # cron, every 15 minutes:\n  */15 * * * * nodemaint --config /etc/nodemaint.toml -q reconcile\n\nExit codes: 0 nothing left to do, 1 --max-count reached (or --dry-run found drift) with work remaining, 2 error, 127 bad arguments."
     )]
     Reconcile(ReconcileArgs),
+    /// Maintenance windows across the estate: list them, and the tick that
+    /// starts and ends them.
+    #[command(
+        subcommand,
+        after_help = "Examples:\n  nodemaint windows list\n  nodemaint windows list --state ended --since -7d --format json\n  nodemaint windows tick\n  # cron, every minute:\n  * * * * * nodemaint --config /etc/nodemaint.toml -q windows tick"
+    )]
+    Windows(WindowsCommand),
     /// The REST API: Ironic's node and maintenance endpoints, typed
     /// maintenance at microversion 1.116. Stops cleanly on SIGTERM.
     #[command(
@@ -117,6 +124,10 @@ pub struct ServeArgs {
     /// Seconds a request body may take to arrive; a slower one is answered 408.
     #[arg(long, default_value_t = 30, value_parser = clap::value_parser!(u64).range(1..=3600))]
     pub body_timeout: u64,
+    /// Seconds between two runs of the windows tick in the server (as `nodemaint windows tick`);
+    /// 0 turns it off (then run the tick from cron).
+    #[arg(long, default_value_t = 30, value_parser = clap::value_parser!(u64).range(0..=86_400))]
+    pub tick_interval: u64,
     /// Seconds a stop (SIGTERM, SIGINT) waits for requests in flight before closing their connections.
     #[arg(long, default_value_t = 30, value_parser = clap::value_parser!(u64).range(0..=3600))]
     pub shutdown_timeout: u64,
@@ -178,7 +189,8 @@ pub struct CallerArgs {
 
 #[derive(Subcommand, Debug)]
 pub enum MaintenanceCommand {
-    /// List a node's active entries (masked for the caller).
+    /// List a node's active entries and scheduled windows (masked for the
+    /// caller), with their end and whether you may release each.
     #[command(
         after_help = "Example:\n  nodemaint maintenance list myNode\n  nodemaint maintenance list myNode --project 2a210e5f --roles member --format json"
     )]
@@ -190,7 +202,7 @@ pub enum MaintenanceCommand {
     },
     /// Add a typed entry at the caller's scope.
     #[command(
-        after_help = "Example:\n  nodemaint maintenance add myNode --type hardware_failure --reason \"Disk 3 has bad sectors, see CIDTEAM-3743\""
+        after_help = "Example:\n  nodemaint maintenance add myNode --type hardware_failure --reason \"Disk 3 has bad sectors, see CIDTEAM-3743\"\n  # a window: held from 22:00 UTC until 02:00, released by `windows tick`:\n  nodemaint maintenance add rack1-n01 --type operator_hold --reason \"Row C power work\" --start 2026-12-05T22:00:00Z --end 2026-12-06T02:00:00Z\n  nodemaint maintenance add rack1-n01 --type operator_hold --reason \"firmware\" --end +2h"
     )]
     Add {
         /// Node uuid or name.
@@ -203,6 +215,39 @@ pub enum MaintenanceCommand {
         /// A JSON object of per-type metadata.
         #[arg(long)]
         extra: Option<String>,
+        /// A window's planned start (RFC 3339, or +30m / +2h / +1d from now; needs --end).
+        /// Later than now: the window is scheduled and touches nothing until then.
+        #[arg(long, requires = "end")]
+        start: Option<String>,
+        /// A window's hard end (RFC 3339, or +30m / +2h / +1d from now): `windows tick`
+        /// releases the entry then. Without it the entry never expires.
+        #[arg(long)]
+        end: Option<String>,
+        #[command(flatten)]
+        caller: CallerArgs,
+    },
+    /// Move a window's end later (never earlier: to end it early, remove it).
+    #[command(
+        after_help = "Example:\n  nodemaint maintenance extend rack1-n01 3c1a7b90-5a4e-4a8e-9e55-3f0c2b1d7a66 --end +2h\n  nodemaint maintenance extend rack1-n01 3c1a7b90-5a4e-4a8e-9e55-3f0c2b1d7a66 --end 2026-12-06T04:00:00Z"
+    )]
+    Extend {
+        /// Node uuid or name.
+        node: String,
+        /// The window's uuid (active or scheduled).
+        entry: String,
+        /// The new end (RFC 3339, or +30m / +2h / +1d from now), later than the current one.
+        #[arg(long)]
+        end: String,
+        #[command(flatten)]
+        caller: CallerArgs,
+    },
+    /// Cancel a window that has not started (an active one is ended with remove).
+    #[command(after_help = "Example:\n  nodemaint maintenance cancel rack1-n01 3c1a7b90-5a4e-4a8e-9e55-3f0c2b1d7a66")]
+    Cancel {
+        /// Node uuid or name.
+        node: String,
+        /// The scheduled window's uuid.
+        entry: String,
         #[command(flatten)]
         caller: CallerArgs,
     },
@@ -246,6 +291,50 @@ pub enum MaintenanceCommand {
         node: String,
         #[command(flatten)]
         caller: CallerArgs,
+    },
+}
+
+#[derive(Subcommand, Debug)]
+pub enum WindowsCommand {
+    /// Every active and scheduled window you may see, across the estate;
+    /// ended ones from node history when asked.
+    #[command(
+        after_help = "Example:\n  nodemaint windows list\n  nodemaint windows list --state active,scheduled,ended --since 2026-12-01T00:00:00Z --limit 50\n  # the next page: --marker with the last row's marker\n  nodemaint windows list --limit 50 --marker active:1234"
+    )]
+    List {
+        /// Which windows: active, scheduled, ended (comma-separated) [default: active,scheduled].
+        #[arg(long, value_delimiter = ',')]
+        state: Vec<String>,
+        /// Ended windows: only those that ended at or after this time (RFC 3339, or -2h / -7d ago).
+        #[arg(long, allow_hyphen_values = true)]
+        since: Option<String>,
+        /// At most this many rows.
+        #[arg(long, default_value_t = 1000, value_parser = clap::value_parser!(u64).range(1..=100_000))]
+        limit: u64,
+        /// Continue after this row (the `marker` of the last row of the previous page).
+        #[arg(long)]
+        marker: Option<String>,
+        #[command(flatten)]
+        caller: CallerArgs,
+    },
+    /// Start every due scheduled window and release every window whose end
+    /// has passed; idempotent and safe from cron on several hosts at once.
+    #[command(
+        after_help = "Example:\n  nodemaint windows tick --dry-run\n  nodemaint windows tick --max-count 10000\n  # cron, every minute:\n  * * * * * nodemaint --config /etc/nodemaint.toml -q windows tick\n\nExit codes: 0 nothing left to do, 1 --max-count reached (or --dry-run found windows due) with work remaining, 2 error, 127 bad arguments."
+    )]
+    Tick {
+        /// Count what is due; change nothing.
+        #[arg(long)]
+        dry_run: bool,
+        /// Stop after starting and ending this many windows.
+        #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
+        max_count: Option<u64>,
+        /// Windows per transaction [default: 10000 on SQLite, 1000 on PostgreSQL and MySQL].
+        #[arg(long, value_parser = clap::value_parser!(i64).range(1..=1_000_000))]
+        batch_size: Option<i64>,
+        /// Seconds to wait for another tick holding the windows lock.
+        #[arg(long, default_value_t = 300)]
+        lock_timeout: u64,
     },
 }
 

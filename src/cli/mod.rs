@@ -8,12 +8,15 @@ mod render;
 use crate::server::AuthStrategy;
 use args::{
     CallerArgs, Cli, Command, DbCommand, FleetCommand, Format, Global, HistoryCommand, MaintenanceCommand, NodeCommand,
-    ReconcileArgs, ServeArgs, UpgradeCommand,
+    ReconcileArgs, ServeArgs, UpgradeCommand, WindowsCommand,
 };
 use nodemaint::admin::{fleet, legacy_nodes};
-use nodemaint::authority::entry;
+use nodemaint::authority::{entry, window};
 use nodemaint::config::Config;
 use nodemaint::db::Access;
+use nodemaint::maintenance::windows::WindowQuery;
+use nodemaint::runtime::sql::now_utc;
+use nodemaint::tick::{self, TickOptions};
 use nodemaint::{Caller, Error, Maintenance, NewEntry, Policy, Result, db, nodes, schema};
 use render::Output;
 use sea_orm::DatabaseConnection;
@@ -109,6 +112,8 @@ fn command_name(command: &Command) -> &'static str {
         Command::History(_) => "history list",
         Command::Upgrade(_) => "upgrade check",
         Command::Reconcile(_) => "reconcile",
+        Command::Windows(WindowsCommand::List { .. }) => "windows list",
+        Command::Windows(WindowsCommand::Tick { .. }) => "windows tick",
         Command::Serve(_) => "serve",
     }
 }
@@ -117,7 +122,7 @@ fn command_name(command: &Command) -> &'static str {
 fn error_exit_code(command: &Command, e: &Error) -> u8 {
     match command {
         Command::Upgrade(_) => EXIT_CHECKS_COULD_NOT_RUN,
-        Command::Reconcile(_) => EXIT_RECONCILE_ERROR,
+        Command::Reconcile(_) | Command::Windows(WindowsCommand::Tick { .. }) => EXIT_RECONCILE_ERROR,
         _ => e.exit_code(),
     }
 }
@@ -286,6 +291,7 @@ async fn dispatch(cli: &Cli, out: &Output) -> Result<u8> {
         Command::Fleet(cmd) => fleet_command(cmd, global, out).await.map(|()| 0),
         Command::Maintenance(cmd) => maintenance_command(cmd, global, out).await,
         Command::History(cmd) => history_command(cmd, global, out).await.map(|()| 0),
+        Command::Windows(cmd) => windows_command(cmd, global, out).await,
         Command::Upgrade(UpgradeCommand::Check { pin_release_version, .. }) => {
             upgrade_check(global, pin_release_version, out).await
         }
@@ -336,6 +342,7 @@ async fn serve(args: &ServeArgs, global: &Global) -> Result<()> {
         shutdown_timeout: Duration::from_secs(args.shutdown_timeout),
         auth,
         public_endpoint: args.public_endpoint.clone(),
+        tick: (args.tick_interval > 0).then(|| (Duration::from_secs(args.tick_interval), url.clone())),
     };
     let retry = load_config(global)?.database.retry_policy()?;
     crate::server::serve(Maintenance::new(conn, policy).with_retry_policy(retry), options).await
@@ -348,12 +355,25 @@ async fn maintenance_command(cmd: &MaintenanceCommand, global: &Global, out: &Ou
             let entries = service(global, caller, Access::ReadOnly).await?.list(&caller_from(caller), node).await?;
             out.entries(&entries);
         }
-        MaintenanceCommand::Add { node, entry_type, reason, extra, caller } => {
+        MaintenanceCommand::Add { node, entry_type, reason, extra, start, end, caller } => {
             let extra = extra.as_deref().map(entry::parse_extra_arg).transpose()?;
-            let request = NewEntry { entry_type: entry_type.clone(), reason: read_reason(reason)?, extra };
+            let now = now_utc();
+            let starts_at = start.as_deref().map(|t| window::parse_time(t, now, "--start")).transpose()?;
+            let ends_at = end.as_deref().map(|t| window::parse_time(t, now, "--end")).transpose()?;
+            let request =
+                NewEntry { entry_type: entry_type.clone(), reason: read_reason(reason)?, extra, starts_at, ends_at };
             let created =
                 service(global, caller, Access::ReadWrite).await?.add(&caller_from(caller), node, request).await?;
             out.entry(&created);
+        }
+        MaintenanceCommand::Extend { node, entry, end, caller } => {
+            let ends_at = window::parse_time(end, now_utc(), "--end")?;
+            let svc = service(global, caller, Access::ReadWrite).await?;
+            out.entry(&svc.extend(&caller_from(caller), node, entry, ends_at).await?);
+        }
+        MaintenanceCommand::Cancel { node, entry, caller } => {
+            let svc = service(global, caller, Access::ReadWrite).await?;
+            out.released(&[svc.cancel(&caller_from(caller), node, entry).await?]);
         }
         MaintenanceCommand::Remove { node, dry_run: true, caller, .. } => {
             let svc = service(global, caller, Access::ReadOnly).await?;
@@ -385,6 +405,41 @@ async fn maintenance_command(cmd: &MaintenanceCommand, global: &Global, out: &Ou
         }
     }
     Ok(0)
+}
+
+/// `windows list` and `windows tick` (exit 1 when a tick left work, as reconcile).
+async fn windows_command(cmd: &WindowsCommand, global: &Global, out: &Output) -> Result<u8> {
+    match cmd {
+        WindowsCommand::List { state, since, limit, marker, caller } => {
+            let since = since.as_deref().map(|t| window::parse_time(t, now_utc(), "--since")).transpose()?;
+            let query = WindowQuery { states: state.clone(), since, limit: *limit, marker: marker.clone() };
+            let svc = service(global, caller, Access::ReadOnly).await?;
+            out.windows(&svc.windows(&caller_from(caller), &query).await?);
+            Ok(0)
+        }
+        WindowsCommand::Tick { dry_run, max_count, batch_size, lock_timeout } => {
+            let (conn, url) = open(global, if *dry_run { Access::ReadOnly } else { Access::ReadWrite }).await?;
+            let (quiet, shown, timeout) = (out.quiet, db::redact(&url), *lock_timeout);
+            let options = TickOptions {
+                batch_size: *batch_size,
+                max_count: *max_count,
+                dry_run: *dry_run,
+                lock_timeout: Duration::from_secs(timeout),
+                retry: load_config(global)?.database.retry_policy()?,
+                on_wait: Box::new(move || {
+                    if !quiet {
+                        eprintln!(
+                            "Waiting for another windows tick on {shown} to finish (giving up after {timeout}s)…"
+                        );
+                    }
+                }),
+            };
+            let report = tick::tick(&conn, &url, options).await?;
+            out.ticked(&report);
+            let left = if report.dry_run { report.expired + report.started } else { report.remaining };
+            Ok(u8::from(left > 0))
+        }
+    }
 }
 
 async fn history_command(cmd: &HistoryCommand, global: &Global, out: &Output) -> Result<()> {

@@ -6,9 +6,11 @@ use super::args::Format;
 use nodemaint::HistoryView;
 use nodemaint::admin::fleet::SeedReport;
 use nodemaint::entity::nodes;
+use nodemaint::maintenance::windows::{WindowDetail, WindowRow};
 use nodemaint::nodes::NodeView;
 use nodemaint::reconcile::ReconcileReport;
 use nodemaint::schema::{MigrationRow, Removal, UpgradeReport};
+use nodemaint::tick::TickReport;
 use nodemaint::{EntryView, Error};
 use serde::Serialize;
 use tabled::builder::Builder;
@@ -20,6 +22,22 @@ pub struct Output {
     /// deleted) are left out, since cron mails whatever a job prints; data a
     /// command was asked for, warnings and errors are always shown.
     pub quiet: bool,
+}
+
+fn state_text(e: &EntryView) -> String {
+    match &e.starts_at {
+        Some(start) => format!("{} (starts {start})", e.state),
+        None => e.state.to_owned(),
+    }
+}
+
+fn releasable_text(e: &EntryView) -> String {
+    match (e.releasable, &e.releasable_reason) {
+        (Some(false), Some(why)) => format!("no: {why}"),
+        (Some(false), None) => "no".into(),
+        (Some(true), _) => "yes".into(),
+        (None, _) => String::new(),
+    }
 }
 
 fn or_none(value: &Option<String>) -> String {
@@ -165,9 +183,75 @@ impl Output {
         }
         let rows = entries
             .iter()
-            .map(|e| vec![e.uuid.clone(), e.entry_type.clone(), or_none(&e.reason), e.scope.clone()])
+            .map(|e| {
+                vec![
+                    e.uuid.clone(),
+                    e.entry_type.clone(),
+                    or_none(&e.reason),
+                    e.scope.clone(),
+                    state_text(e),
+                    or_none(&e.ends_at),
+                    releasable_text(e),
+                ]
+            })
             .collect();
-        println!("{}", table(&["UUID", "Type", "Reason", "Scope"], rows));
+        println!("{}", table(&["UUID", "Type", "Reason", "Scope", "State", "Ends", "Releasable by you"], rows));
+    }
+
+    /// The estate listing (`windows list`).
+    pub fn windows(&self, rows: &[WindowRow]) {
+        if self.json_mode() {
+            return self.json(&serde_json::json!({ "windows": rows }));
+        }
+        if rows.is_empty() {
+            println!("No windows.");
+            return;
+        }
+        let node = |r: &WindowRow| r.node_name.clone().or_else(|| r.node_uuid.clone()).unwrap_or_default();
+        let lines = rows
+            .iter()
+            .map(|r| match &r.window {
+                WindowDetail::Entry(e) => vec![
+                    node(r),
+                    state_text(e),
+                    e.uuid.clone(),
+                    e.entry_type.clone(),
+                    e.scope.clone(),
+                    or_none(&e.ends_at),
+                    or_none(&e.reason),
+                    r.marker.clone(),
+                ],
+                WindowDetail::Ended { ended_at, event, .. } => vec![
+                    node(r),
+                    "ended".into(),
+                    String::new(),
+                    String::new(),
+                    String::new(),
+                    or_none(ended_at),
+                    or_none(event),
+                    r.marker.clone(),
+                ],
+            })
+            .collect();
+        println!("{}", table(&["Node", "State", "UUID", "Type", "Scope", "Ends", "Reason / event", "Marker"], lines));
+    }
+
+    /// `windows tick`.
+    pub fn ticked(&self, report: &TickReport) {
+        if self.json_mode() {
+            return self.json(report);
+        }
+        if self.quiet {
+            return;
+        }
+        let verb = if report.dry_run { "Due" } else { "Done" };
+        println!("{verb}: {} window(s) ended, {} started.", report.expired, report.started);
+        for why in &report.not_started {
+            println!("Did not start: {why}");
+        }
+        if report.remaining > 0 {
+            println!("{} more due; run again (without --max-count to finish).", report.remaining);
+        }
     }
 
     pub fn entry(&self, e: &EntryView) {
@@ -183,7 +267,13 @@ impl Output {
             vec!["asserted_by_project".into(), e.asserted_by_project.clone()],
             vec!["asserted_at".into(), e.asserted_at.clone()],
             vec!["extra".into(), e.extra.to_string()],
+            vec!["state".into(), e.state.to_owned()],
         ];
+        let mut rows = rows;
+        if let Some(start) = &e.starts_at {
+            rows.push(vec!["starts_at".into(), start.clone()]);
+        }
+        rows.push(vec!["ends_at".into(), or_none(&e.ends_at)]);
         println!("{}", table(&["Field", "Value"], rows));
     }
 

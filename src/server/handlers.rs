@@ -10,7 +10,10 @@ use axum::body::Bytes;
 use axum::extract::{Path, Query, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
+use nodemaint::authority::{entry, window};
+use nodemaint::maintenance::windows::{WindowDetail, WindowQuery};
 use nodemaint::nodes::{NodeQuery, NodeView};
+use nodemaint::runtime::sql::now_utc;
 use nodemaint::{EntryView, NewEntry};
 use nodemaint_runtime::py_json::py_json;
 use serde::Deserialize;
@@ -265,12 +268,27 @@ fn optional_string(map: &Map<String, Value>, key: &str) -> Result<Option<String>
     }
 }
 
-fn entry_json(entry: &EntryView, ident: &str, base: &str) -> Value {
+/// The fields 1.117 added to an entry; below it an entry is 1.116's object.
+const WINDOW_FIELDS: [&str; 5] = ["state", "starts_at", "ends_at", "releasable", "releasable_reason"];
+
+fn entry_json(entry: &EntryView, ident: &str, base: &str, version: Version) -> Value {
     let mut value = serde_json::to_value(entry).unwrap_or_else(|_| json!({}));
     if let Value::Object(m) = &mut value {
+        if version < version::WINDOWS {
+            m.retain(|k, _| !WINDOW_FIELDS.contains(&k.as_str()));
+        }
         m.insert("links".into(), links(base, &format!("nodes/{ident}/maintenance/{}", entry.uuid)));
     }
     value
+}
+
+/// A time field (1.117): RFC 3339; absent or null is `None`.
+fn optional_time(
+    map: &Map<String, Value>,
+    key: &str,
+    now: chrono::NaiveDateTime,
+) -> Result<Option<chrono::NaiveDateTime>, ApiError> {
+    optional_string(map, key)?.map(|t| window::parse_time(&t, now, key).map_err(ApiError::from)).transpose()
 }
 
 /// `PUT /v1/nodes/{node_ident}/maintenance` `{"reason": …}` (all versions):
@@ -315,7 +333,12 @@ pub async fn list_entries(
     require_typed(version)?;
     let entries = state.svc.list(&caller.0, &ident).await?;
     let base = base_url(&state, &headers);
-    let items: Vec<Value> = entries.iter().map(|e| entry_json(e, &ident, &base)).collect();
+    // Scheduled windows are not entries yet: 1.116 never shows them.
+    let items: Vec<Value> = entries
+        .iter()
+        .filter(|e| version >= version::WINDOWS || e.state == entry::ACTIVE)
+        .map(|e| entry_json(e, &ident, &base, version))
+        .collect();
     Ok(json_response(StatusCode::OK, &json!({"maintenance": items})))
 }
 
@@ -329,16 +352,28 @@ pub async fn add_entry(
     body: Bytes,
 ) -> ApiResult {
     require_typed(version)?;
-    let map = body_object(&body, &["type", "reason", "extra"])?;
+    let allowed: &[&str] = if version >= version::WINDOWS {
+        &["type", "reason", "extra", "starts_at", "ends_at"]
+    } else {
+        &["type", "reason", "extra"]
+    };
+    let map = body_object(&body, allowed)?;
     let entry_type =
         optional_string(&map, "type")?.ok_or_else(|| ApiError::bad_request("Missing mandatory parameter: type"))?;
     let extra = match map.get("extra") {
         None | Some(Value::Null) => None,
         Some(value) => Some(value.clone()),
     };
-    let request = NewEntry { entry_type, reason: optional_string(&map, "reason")?, extra };
+    let now = now_utc();
+    let request = NewEntry {
+        entry_type,
+        reason: optional_string(&map, "reason")?,
+        extra,
+        starts_at: optional_time(&map, "starts_at", now)?,
+        ends_at: optional_time(&map, "ends_at", now)?,
+    };
     let created = state.svc.add(&caller.0, &ident, request).await?;
-    Ok(json_response(StatusCode::CREATED, &entry_json(&created, &ident, &base_url(&state, &headers))))
+    Ok(json_response(StatusCode::CREATED, &entry_json(&created, &ident, &base_url(&state, &headers), version)))
 }
 
 /// `DELETE /v1/nodes/{node_ident}/maintenance/{entry_uuid}` (1.116): 204.
@@ -351,6 +386,91 @@ pub async fn release_entry(
     require_typed(version)?;
     state.svc.release(&caller.0, &ident, &entry_uuid).await?;
     Ok(StatusCode::NO_CONTENT.into_response())
+}
+
+/// `PATCH /v1/nodes/{node_ident}/maintenance/{entry_uuid}` (1.117)
+/// `{"ends_at": …}`: extends a window; 200 with it.
+pub async fn extend_entry(
+    State(state): State<AppState>,
+    Extension(version): Extension<Version>,
+    Extension(caller): Extension<RequestCaller>,
+    Path((ident, entry_uuid)): Path<(String, String)>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> ApiResult {
+    require_windows(version)?;
+    let map = body_object(&body, &["ends_at"])?;
+    let ends_at = optional_time(&map, "ends_at", now_utc())?
+        .ok_or_else(|| ApiError::bad_request("Missing mandatory parameter: ends_at"))?;
+    let extended = state.svc.extend(&caller.0, &ident, &entry_uuid, ends_at).await?;
+    Ok(json_response(StatusCode::OK, &entry_json(&extended, &ident, &base_url(&state, &headers), version)))
+}
+
+#[derive(Debug, Deserialize)]
+pub struct WindowParams {
+    state: Option<String>,
+    since: Option<String>,
+    limit: Option<String>,
+    marker: Option<String>,
+}
+
+/// `GET /v1/maintenance?state=…&since=…&limit=…&marker=…` (1.117): every
+/// window the caller may see, paged; `next` links the following page.
+pub async fn list_windows(
+    State(state): State<AppState>,
+    Extension(version): Extension<Version>,
+    Extension(caller): Extension<RequestCaller>,
+    headers: HeaderMap,
+    Query(params): Query<WindowParams>,
+) -> ApiResult {
+    require_windows(version)?;
+    let query = WindowQuery {
+        states: params
+            .state
+            .as_deref()
+            .map(|s| s.split(',').map(str::trim).filter(|s| !s.is_empty()).map(str::to_owned).collect())
+            .unwrap_or_default(),
+        since: params.since.as_deref().map(|t| window::parse_time(t, now_utc(), "since")).transpose()?,
+        limit: parse_limit(params.limit.as_deref())?,
+        marker: params.marker.clone(),
+    };
+    let rows = state.svc.windows(&caller.0, &query).await?;
+    let base = base_url(&state, &headers);
+    let mut body = Map::new();
+    let items: Vec<Value> = rows
+        .iter()
+        .map(|row| {
+            let mut value = serde_json::to_value(row).unwrap_or_else(|_| json!({}));
+            if let (Value::Object(m), Some(node)) = (&mut value, row.node_uuid.as_deref())
+                && let WindowDetail::Entry(e) = &row.window
+            {
+                m.insert("links".into(), links(&base, &format!("nodes/{node}/maintenance/{}", e.uuid)));
+            }
+            value
+        })
+        .collect();
+    body.insert("windows".into(), Value::Array(items));
+    if rows.len() as u64 == query.limit
+        && let Some(last) = rows.last()
+    {
+        let mut next = format!("{base}/v1/maintenance?limit={}&marker={}", query.limit, last.marker);
+        if let Some(states) = &params.state {
+            next.push_str(&format!("&state={states}"));
+        }
+        if let Some(since) = &params.since {
+            next.push_str(&format!("&since={since}"));
+        }
+        body.insert("next".into(), json!(next));
+    }
+    Ok(json_response(StatusCode::OK, &Value::Object(body)))
+}
+
+/// The paths of maintenance windows do not exist below 1.117.
+fn require_windows(version: Version) -> Result<(), ApiError> {
+    if version < version::WINDOWS {
+        return Err(ApiError::not_found("The resource could not be found."));
+    }
+    Ok(())
 }
 
 /// Paths nothing is served at.

@@ -15,6 +15,7 @@ mod auth;
 mod errors;
 mod handlers;
 mod keystone;
+mod ticker;
 mod version;
 
 pub use auth::AuthStrategy;
@@ -63,6 +64,9 @@ pub struct ServeOptions {
     pub keystone: Option<Arc<Keystone>>,
     /// The URL clients reach this service at, for links (behind a proxy).
     pub public_endpoint: Option<String>,
+    /// How often the windows tick runs in the server (`None`: never), and
+    /// the database URL its lock is named by.
+    pub tick: Option<(Duration, String)>,
 }
 
 /// The whole API as a router, ready to serve.
@@ -87,7 +91,8 @@ pub fn router(svc: Maintenance, options: &ServeOptions) -> Router {
                 .put(handlers::legacy_set)
                 .delete(handlers::release_all),
         ),
-        ("/v1/nodes/{ident}/maintenance/{entry}", delete(handlers::release_entry)),
+        ("/v1/nodes/{ident}/maintenance/{entry}", delete(handlers::release_entry).patch(handlers::extend_entry)),
+        ("/v1/maintenance", get(handlers::list_windows)),
     ]
     .into_iter()
     .fold(Router::new(), |router, (path, methods)| {
@@ -116,6 +121,8 @@ pub async fn serve(svc: Maintenance, options: ServeOptions) -> Result<()> {
     })?;
     let local = listener.local_addr().map_err(|e| Error::Config(format!("cannot read the listening address: {e}")))?;
     tracing::info!("nodemaint API listening on http://{local} (auth strategy: {:?})", options.auth);
+    let ticker =
+        options.tick.clone().map(|(interval, url)| ticker::spawn(svc.db().clone(), url, interval, svc.retry_policy()));
     let app = router(svc, &options);
     let stopping = Arc::new(tokio::sync::Notify::new());
     let signalled = stopping.clone();
@@ -133,6 +140,9 @@ pub async fn serve(svc: Maintenance, options: ServeOptions) -> Result<()> {
             "requests still in flight after --shutdown-timeout {}s; closing their connections",
             options.shutdown_timeout.as_secs()
         ),
+    }
+    if let Some(ticker) = ticker {
+        ticker.abort();
     }
     tracing::info!("nodemaint API stopped");
     Ok(())

@@ -23,11 +23,15 @@ const fn v1(minor: u32) -> Version {
 
 /// The oldest version served (Ironic's minimum).
 pub const MIN: Version = v1(1);
-/// One above Ironic 39's 1.115: the typed-maintenance microversion.
-pub const MAX: Version = v1(116);
+/// Ironic 39's 1.115, then typed maintenance (1.116) and windows (1.117).
+pub const MAX: Version = v1(117);
 /// `GET`/`POST /v1/nodes/{node}/maintenance` and `DELETE …/maintenance/{uuid}`;
 /// a collection `DELETE` answers 204 instead of 202 from here on.
 pub const TYPED_MAINTENANCE: Version = v1(116);
+/// Maintenance windows: `starts_at` / `ends_at` on POST, `state`, `ends_at`
+/// and `releasable` on entries, scheduled windows in a node's list, `PATCH
+/// …/maintenance/{uuid}` to extend, and `GET /v1/maintenance`.
+pub const WINDOWS: Version = v1(117);
 /// Nodes can be addressed by name.
 pub const NODE_NAMES: Version = v1(5);
 /// `?fields=` selects the fields of a node.
@@ -129,10 +133,10 @@ mod tests {
     fn versions_outside_the_range_are_refused_in_ironics_words() {
         // Ironic 39 says exactly this for 1.116 with its own maximum, 1.115.
         assert_eq!(
-            negotiate(Some("1.117")),
+            negotiate(Some("1.118")),
             Err(Refusal::Unsupported(
-                "Version 1.117 was requested but the minor version is not supported by this service. \
-                 The supported version range is: [1.1, 1.116]."
+                "Version 1.118 was requested but the minor version is not supported by this service. \
+                 The supported version range is: [1.1, 1.117]."
                     .into()
             ))
         );
@@ -140,7 +144,7 @@ mod tests {
             negotiate(Some("2.1")),
             Err(Refusal::Unsupported(
                 "Mutually exclusive versions requested. Version 2.1 requested but not supported by this service. \
-                 The supported version range is: [1.1, 1.116]."
+                 The supported version range is: [1.1, 1.117]."
                     .into()
             ))
         );

@@ -21,6 +21,38 @@ pub enum Action {
     Asserted,
     Updated,
     Released,
+    /// A window planned to start later (its asserter acts).
+    Scheduled,
+    /// A scheduled window became active (the schedule acts).
+    Started,
+    /// A window's end moved later.
+    Extended,
+    /// A scheduled window removed before it started.
+    Cancelled,
+    /// A window released at its end (the schedule acts).
+    Expired,
+}
+
+impl Action {
+    fn verb(self) -> &'static str {
+        match self {
+            Action::Asserted => "asserted",
+            Action::Updated => "updated",
+            Action::Released => "released",
+            Action::Scheduled => "scheduled",
+            Action::Started => "started",
+            Action::Extended => "extended",
+            Action::Cancelled => "cancelled",
+            Action::Expired => "expired",
+        }
+    }
+
+    /// Whether the text names the entry's asserter beside the actor: not
+    /// when the actor is the asserter (assert, schedule; masking reads that
+    /// from the verb), nor for updates (as before windows).
+    fn names_asserter(self) -> bool {
+        !matches!(self, Action::Asserted | Action::Scheduled | Action::Updated)
+    }
 }
 
 fn cut(text: &str, max: usize) -> String {
@@ -32,22 +64,22 @@ fn project_text(project: &str) -> &str {
 }
 
 /// The event text for `action` on `entry` by `actor`; `note` says why when
-/// the actor is a tool (e.g. "reconciliation").
+/// the actor is a tool (e.g. "reconciliation") or what changed (a window's
+/// old end). A window's end is named in every event about it.
 pub fn event_text(action: Action, entry: &node_maintenance::Model, actor: &Caller, note: Option<&str>) -> String {
     let reason = entry.reason.as_deref().map(|r| cut(r, EVENT_REASON_MAX as usize)).unwrap_or_else(|| "None".into());
-    let verb = match action {
-        Action::Asserted => "asserted",
-        Action::Updated => "updated",
-        Action::Released => "released",
-    };
-    let mut text = format!("maintenance entry {} {verb} (type {}, scope {}", entry.uuid, entry.entry_type, entry.scope);
-    if action == Action::Released {
+    let mut text =
+        format!("maintenance entry {} {} (type {}, scope {}", entry.uuid, action.verb(), entry.entry_type, entry.scope);
+    if action.names_asserter() {
         text.push_str(&format!(
             ", asserted by {} (project {}) at {}",
             entry.asserted_by,
             project_text(&entry.asserted_by_project),
             iso8601(entry.asserted_at)
         ));
+    }
+    if let Some(end) = entry.ends_at {
+        text.push_str(&format!(", ends {}", iso8601(end)));
     }
     text.push_str(&format!(
         ", reason: {reason}) by {} (project {})",

@@ -10,7 +10,8 @@ use crate::store::statements;
 use nodemaint_entity::node_maintenance;
 use nodemaint_entity::vocab::maintenance_reason_column;
 use nodemaint_runtime::sql::stmt;
-use sea_orm::{ConnectionTrait, DbBackend, Value};
+use sea_orm::{ColumnTrait, ConnectionTrait, DbBackend, EntityTrait, QueryFilter, Value};
+use std::collections::BTreeMap;
 
 /// One node's state after the transaction's change.
 pub(crate) struct NodeState<'a> {
@@ -54,6 +55,22 @@ pub(crate) async fn write<C: ConnectionTrait>(
     };
     db.execute_raw(update).await?;
     Ok(())
+}
+
+/// [`write`] for the nodes `ids` from their entries as they are now (a
+/// set-based repair or tick, under the nodes' lock): one read, one write.
+pub(crate) async fn resync<C: ConnectionTrait>(db: &C, ids: &[i32], now: chrono::NaiveDateTime) -> Result<()> {
+    let entries = node_maintenance::Entity::find()
+        .filter(node_maintenance::Column::NodeId.is_in(ids.iter().copied()))
+        .all(db)
+        .await?;
+    let mut by_node: BTreeMap<i32, Vec<node_maintenance::Model>> = ids.iter().map(|id| (*id, Vec::new())).collect();
+    for e in entries {
+        by_node.entry(e.node_id).or_default().push(e);
+    }
+    let states: Vec<NodeState> =
+        by_node.iter().map(|(id, entries)| NodeState { id: *id, entries, fault: None }).collect();
+    write(db, &states, now).await
 }
 
 /// SQLite: `UPDATE … FROM (VALUES …)`. SQLite factors every parameter of a

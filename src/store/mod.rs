@@ -1,12 +1,14 @@
 //! Everything that sends SQL for the operations above it: connections
 //! ([`db`]), the one transaction runner ([`transaction`]), the one node
 //! lookup and lock ([`nodes`], also the legacy node writes an old service
-//! makes), the invariant write (`invariant`: boolean, reason, fault), history events ([`history`]) and the statements every API
-//! operation sends, rendered once (`statements`).
+//! makes), the invariant write (`invariant`: boolean, reason, fault), history
+//! events ([`history`]), windows' rows (`schedule`) and the statements every
+//! API operation sends, rendered once (`statements`).
 
 pub mod db;
 pub mod history;
 pub(crate) mod invariant;
 pub mod nodes;
+pub(crate) mod schedule;
 pub(crate) mod statements;
 pub mod transaction;

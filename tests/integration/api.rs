@@ -441,13 +441,13 @@ async fn microversions_are_negotiated_as_ironic_does(t: TestDb) {
     assert_eq!(standard.headers()["X-OpenStack-Ironic-API-Version"], "1.80");
     assert_eq!(standard.headers()["OpenStack-API-Version"], "baremetal 1.80");
 
-    let unsupported = api.call(Method::GET, "/v1/nodes", Some("1.117"), None, None).await;
+    let unsupported = api.call(Method::GET, "/v1/nodes", Some("1.118"), None, None).await;
     assert_eq!(unsupported.status, StatusCode::NOT_ACCEPTABLE);
     assert_eq!(
         unsupported.body,
-        r#"{"error_message": "{\"code\": 406, \"title\": \"Not Acceptable\", \"description\": \"Version 1.117 was requested but the minor version is not supported by this service. The supported version range is: [1.1, 1.116].\"}"}"#
+        r#"{"error_message": "{\"code\": 406, \"title\": \"Not Acceptable\", \"description\": \"Version 1.118 was requested but the minor version is not supported by this service. The supported version range is: [1.1, 1.117].\"}"}"#
     );
-    assert_eq!(unsupported.header("X-OpenStack-Ironic-API-Maximum-Version"), Some(NEW));
+    assert_eq!(unsupported.header("X-OpenStack-Ironic-API-Maximum-Version"), Some("1.117"));
     assert_eq!(version_of(&unsupported), None);
     let major = api.call(Method::GET, "/v1/nodes", Some("2.1"), None, None).await;
     assert_eq!(major.status, StatusCode::NOT_ACCEPTABLE);

@@ -45,7 +45,12 @@ async fn library_worker(svc: Maintenance, seed: u64) {
                 .add(
                     &op,
                     node,
-                    NewEntry { entry_type: "operator_hold".into(), reason: Some("lib".into()), extra: None },
+                    NewEntry {
+                        entry_type: "operator_hold".into(),
+                        reason: Some("lib".into()),
+                        extra: None,
+                        ..Default::default()
+                    },
                 )
                 .await
                 .map(drop),

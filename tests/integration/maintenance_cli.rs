@@ -153,7 +153,11 @@ async fn maintenance_before_upgrade_says_to_upgrade(t: TestDb) {
     t.load_ironic_schema().await;
     let out = t.cli(&["maintenance", "list", "x"]);
     assert_eq!(out.status.code(), Some(5));
-    assert!(stderr(&out).contains("no `node_maintenance` table; run `nodemaint db upgrade` first"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("no `node_maintenance` table (typed maintenance); run `nodemaint db upgrade` first"),
+        "{}",
+        stderr(&out)
+    );
 }
 
 backend_tests!(

@@ -116,7 +116,12 @@ async fn drifted_fleet(t: &TestDb, anomalies: bool) -> (DatabaseConnection, Main
     svc.add(
         &Caller::system("op", &["admin"]),
         "typed-cleared",
-        NewEntry { entry_type: "hardware_failure".into(), reason: Some("Disk 3".into()), extra: None },
+        NewEntry {
+            entry_type: "hardware_failure".into(),
+            reason: Some("Disk 3".into()),
+            extra: None,
+            ..Default::default()
+        },
     )
     .await
     .unwrap();
@@ -532,7 +537,8 @@ async fn row_checks_report_what_they_find(t: TestDb) {
         .await
         .unwrap();
     }
-    let hold = NewEntry { entry_type: "operator_hold".into(), reason: Some("ours".into()), extra: None };
+    let hold =
+        NewEntry { entry_type: "operator_hold".into(), reason: Some("ours".into()), extra: None, ..Default::default() };
     let stale = svc.add(&Caller::project("u", "les-a", &["admin"]), "leased", hold.clone()).await.unwrap();
     let report = json(&t.cli(&["upgrade", "check", "--json"]));
     assert!(report["checks"].as_array().unwrap().iter().all(|c| c["result"] == 0), "{report}");

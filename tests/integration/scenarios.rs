@@ -26,7 +26,7 @@ fn lessee_admin(project: &str) -> Caller {
 }
 
 fn typed(ty: &str, reason: &str) -> NewEntry {
-    NewEntry { entry_type: ty.into(), reason: Some(reason.into()), extra: None }
+    NewEntry { entry_type: ty.into(), reason: Some(reason.into()), extra: None, ..Default::default() }
 }
 
 async fn setup(t: &TestDb, policy: Policy) -> (Maintenance, DatabaseConnection) {

@@ -13,7 +13,7 @@
 //! let svc = Maintenance::new(db, Policy::defaults());
 //! // From the request's credentials (X-User-Id, X-Project-Id, X-Roles):
 //! let caller = Caller::project("1f2e3d4c5b6a", "9c84d2e0f1a3", &["member"]);
-//! let request = NewEntry { entry_type: "hardware_failure".into(), reason: Some("Disk 3".into()), extra: None };
+//! let request = NewEntry { entry_type: "hardware_failure".into(), reason: Some("Disk 3".into()), ..Default::default() };
 //! match svc.add(&caller, "myNode", request).await {
 //!     Ok(entry) => { /* 201 with serde_json::to_string(&entry) */ }
 //!     Err(e) => { let _status = e.http_status(); /* 400 / 403 / 404 / 409, body e.message() */ }
@@ -30,8 +30,8 @@ use crate::error::{DbFailure, Error, Result};
 use crate::store::history::{self, Action, HistoryView};
 use crate::store::invariant::{self, NodeState};
 use crate::store::nodes::{self as nodes_store, Locking, NodeQuery, NodeView};
-use crate::store::statements;
 use crate::store::transaction::{self, RetryPolicy};
+use crate::store::{schedule, statements};
 use nodemaint_entity::vocab::{FAULT, LEGACY, fault_column};
 use nodemaint_entity::{Scope, node_history, node_maintenance, nodes};
 use nodemaint_runtime::sql::now_utc;
@@ -44,6 +44,8 @@ use std::future::Future;
 use std::sync::Arc;
 use tokio::sync::Semaphore;
 
+pub mod windows;
+
 /// A typed entry to add (`POST /v1/nodes/{node}/maintenance`).
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct NewEntry {
@@ -51,6 +53,10 @@ pub struct NewEntry {
     pub reason: Option<String>,
     /// Must be a JSON object when present.
     pub extra: Option<serde_json::Value>,
+    /// A window's planned start: later than now makes it scheduled.
+    pub starts_at: Option<chrono::NaiveDateTime>,
+    /// A window's hard end: the tick releases the entry when it passes.
+    pub ends_at: Option<chrono::NaiveDateTime>,
 }
 
 /// The library's entry point for maintenance: a pool and a policy. Clones
@@ -88,6 +94,10 @@ impl Maintenance {
     pub fn with_retry_policy(mut self, retry: RetryPolicy) -> Maintenance {
         self.retry = retry;
         self
+    }
+
+    pub fn retry_policy(&self) -> RetryPolicy {
+        self.retry
     }
 
     pub fn policy(&self) -> &Policy {
@@ -168,30 +178,59 @@ impl Maintenance {
         Ok(select.all(&self.db).await?.iter().map(NodeView::from).collect())
     }
 
-    /// The node's active entries, masked for the caller.
+    /// The node's active entries, then its scheduled windows (soonest
+    /// first), masked for the caller, each with whether this caller may
+    /// release it (or cancel or extend it) and why not.
     pub async fn list(&self, caller: &Caller, ident: &str) -> Result<Vec<EntryView>> {
         let locked = self.visible(&self.db, caller, ident).await?;
         self.policy.authorize(rules::MAINTENANCE_GET, caller, &policy::node_target(&locked.node))?;
         let entries = entries_of(&self.db, locked.node.id).await?;
-        Ok(entries.iter().map(|e| EntryView::for_caller(e, locked.authority.scope)).collect())
+        let scheduled = schedule::of_node(&self.db, locked.node.id).await?;
+        let planned: Vec<node_maintenance::Model> =
+            scheduled.iter().map(|w| w.as_entry(w.created_at.unwrap_or(w.starts_at))).collect();
+        let blocked = |entries: &[node_maintenance::Model]| {
+            release::release_plan(&locked.authority, entries, rules::MAINTENANCE_REMOVE, |e| {
+                self.policy.enforce(rules::MAINTENANCE_REMOVE, caller, &policy::entry_target(&locked.node, e))
+            })
+        };
+        let scope = locked.authority.scope;
+        let active =
+            entries.iter().zip(blocked(&entries)).map(|(e, b)| EntryView::for_caller(e, scope).with_releasable(b));
+        let later =
+            scheduled.iter().zip(blocked(&planned)).map(|(w, b)| EntryView::scheduled(w, scope).with_releasable(b));
+        Ok(active.chain(later).collect())
     }
 
-    /// Adds a typed entry at the caller's derived scope.
+    /// Adds a typed entry at the caller's derived scope; with `ends_at`, a
+    /// window (scheduled when `starts_at` is later than now, see [`windows`]).
     pub async fn add(&self, caller: &Caller, ident: &str, request: NewEntry) -> Result<EntryView> {
         self.in_transaction(|txn| {
             let request = request.clone();
             async move {
                 let txn = &*txn;
+                let now = now_utc();
                 let locked = self.lock(txn, caller, ident).await?;
                 self.policy.authorize(rules::MAINTENANCE_ADD, caller, &policy::node_target(&locked.node))?;
                 let ty = entry::typed_api_type(&request.entry_type)?;
                 entry::check_reason(request.reason.as_deref())?;
+                let times = windows::times(&request, now)?;
                 let extra = entry::check_extra(request.extra.as_ref())?;
                 entry::check_identity("User id", &caller.user_id)?;
                 entry::check_identity("Project id", caller.project_or_empty())?;
                 let entries = entries_of(txn, locked.node.id).await?;
+                let scheduled = schedule::of_node(txn, locked.node.id).await?;
+                let key =
+                    windows::Key { ty: ty.name, scope: locked.authority.scope, project: &locked.authority.project };
+                if let Some(start) = times.and_then(|t| t.scheduled_start) {
+                    let end = times.map(|t| t.ends_at);
+                    windows::refuse_overlap(&entries, &scheduled, &key, start, end, None, ident)?;
+                    let window = windows::schedule(txn, &locked, caller, ty.name, &request, extra, start, now).await?;
+                    return Ok(EntryView::scheduled(&window, locked.authority.scope));
+                }
                 refuse_duplicate(&entries, ty.name, locked.authority.scope, &locked.authority.project, ident)?;
-                let created = insert_entry(txn, &locked, caller, ty.name, request.reason, extra).await?;
+                windows::refuse_overlap(&entries, &scheduled, &key, now, times.map(|t| t.ends_at), None, ident)?;
+                let ends_at = times.map(|t| t.ends_at);
+                let created = insert_entry(txn, &locked, caller, ty.name, request.reason, extra, ends_at).await?;
                 history::record(txn, Action::Asserted, &created, caller, None).await?;
                 sync_node(txn, &locked.node, &entries, &with_entry(&entries, &created)).await?;
                 Ok(EntryView::for_caller(&created, locked.authority.scope))
@@ -212,10 +251,10 @@ impl Maintenance {
                 let txn = &*txn;
                 let locked = self.lock(txn, caller, ident).await?;
                 let entries = entries_of(txn, locked.node.id).await?;
-                let entry = entries
-                    .iter()
-                    .find(|e| e.uuid == entry_uuid)
-                    .ok_or_else(|| Error::entry_not_found(&entry_uuid, ident))?;
+                let Some(entry) = entries.iter().find(|e| e.uuid == entry_uuid) else {
+                    // DELETE of a window that has not started cancels it.
+                    return self.cancel_locked(txn, caller, &locked, &entry_uuid, ident).await;
+                };
                 release::release_all(&locked.authority, std::slice::from_ref(entry), rules::MAINTENANCE_REMOVE, |e| {
                     self.policy.enforce(rules::MAINTENANCE_REMOVE, caller, &policy::entry_target(&locked.node, e))
                 })
@@ -383,6 +422,7 @@ async fn insert_entry(
     ty: &str,
     reason: Option<String>,
     extra: Option<String>,
+    ends_at: Option<chrono::NaiveDateTime>,
 ) -> Result<node_maintenance::Model> {
     let now = now_utc();
     let mut entry = node_maintenance::Model {
@@ -399,6 +439,7 @@ async fn insert_entry(
         version: Some("1.0".to_owned()),
         created_at: Some(now),
         updated_at: None,
+        ends_at,
     };
     let mut row: node_maintenance::ActiveModel = entry.clone().into();
     row.id = NotSet;
@@ -444,7 +485,7 @@ async fn assert_single(
 ) -> Result<node_maintenance::Model> {
     let (entry, action) = match entries.iter().find(|e| e.entry_type == ty) {
         Some(existing) => (update_entry(txn, existing, reason, extra).await?, Action::Updated),
-        None => (insert_entry(txn, locked, actor, ty, reason, extra).await?, Action::Asserted),
+        None => (insert_entry(txn, locked, actor, ty, reason, extra, None).await?, Action::Asserted),
     };
     history::record(txn, action, &entry, actor, None).await?;
     Ok(entry)

@@ -1,0 +1,340 @@
+//! `windows tick`: releases every active entry whose `ends_at` has passed,
+//! then starts every scheduled window whose `starts_at` has come (ending
+//! first, so back-to-back windows of one key hand over in one tick).
+//! Run from cron or by `serve --tick-interval`.
+//!
+//! Set-based in bounded batches, each one transaction through the
+//! transaction runner: pick up to `--batch-size` due rows, lock their nodes
+//! (the one node lock every writer takes), read them again under the lock
+//! (an extend or a release that got there first wins), then one `DELETE …
+//! IN` (and for starts one `INSERT … SELECT` from the schedule), one
+//! multi-row history insert and one set-based invariant write. Under the
+//! windows lock, so two ticks (two cron hosts, two `serve` instances) never
+//! do the same work: the second waits and finds nothing to do. With nothing
+//! due, a tick is two indexed probes and takes no lock.
+
+use crate::authority::caller::Caller;
+use crate::error::{Error, Result};
+use crate::schema;
+use crate::store::history::{self, Action};
+use crate::store::invariant;
+use crate::store::nodes;
+use crate::store::transaction::{self, RetryPolicy};
+use chrono::NaiveDateTime;
+use nodemaint_entity::vocab::iso8601;
+use nodemaint_entity::{node_history, node_maintenance, node_maintenance_schedule as schedule};
+use nodemaint_runtime::drift::LOAD_CHUNK;
+use nodemaint_runtime::lock::{self, LockError, WINDOWS_LOCK};
+use nodemaint_runtime::sql::{now_utc, quote, stmt};
+use sea_orm::{
+    ColumnTrait, ConnectionTrait, DatabaseConnection, DatabaseTransaction, EntityTrait, PaginatorTrait, QueryFilter,
+    QueryOrder, QuerySelect, Value,
+};
+use serde::Serialize;
+use std::collections::BTreeSet;
+use std::time::Duration;
+
+/// The identity the schedule acts as in history (like the conductor's).
+pub const WINDOWS_ACTOR: &str = "nodemaint-windows";
+
+/// The schedule's service identity: system scope, no project.
+pub fn scheduler() -> Caller {
+    Caller::system(WINDOWS_ACTOR, &["admin", "service"])
+}
+
+pub struct TickOptions {
+    /// Windows per transaction; `None`: reconcile's default for the backend.
+    pub batch_size: Option<i64>,
+    /// Stop after ending and starting this many windows.
+    pub max_count: Option<u64>,
+    /// Count what is due; write nothing.
+    pub dry_run: bool,
+    pub lock_timeout: Duration,
+    pub retry: RetryPolicy,
+    pub on_wait: Box<dyn FnOnce() + Send + Sync>,
+}
+
+impl Default for TickOptions {
+    fn default() -> Self {
+        TickOptions {
+            batch_size: None,
+            max_count: None,
+            dry_run: false,
+            lock_timeout: Duration::from_secs(300),
+            retry: RetryPolicy::default(),
+            on_wait: Box::new(|| {}),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Default, Serialize, PartialEq, Eq)]
+pub struct TickReport {
+    pub dry_run: bool,
+    /// Active windows released at their end (with `--dry-run`: due to be).
+    pub expired: u64,
+    /// Scheduled windows made active (with `--dry-run`: due to be).
+    pub started: u64,
+    /// Scheduled windows that came due but could not start, each with why
+    /// (recorded in the node's history, and removed from the schedule).
+    pub not_started: Vec<String>,
+    /// Still due after this run (`--max-count` stopped it).
+    pub remaining: u64,
+}
+
+/// One tick under the windows lock (see the module docs).
+pub async fn tick(db: &DatabaseConnection, url: &str, mut options: TickOptions) -> Result<TickReport> {
+    schema::require_maintenance_table(db, url).await?;
+    let now = now_utc();
+    if options.dry_run {
+        let (expired, started) = (count_expired(db, now).await?, count_due(db, now).await?);
+        return Ok(TickReport { dry_run: true, expired, started, ..TickReport::default() });
+    }
+    if !any_due(db, now).await? {
+        return Ok(TickReport::default());
+    }
+    let on_wait = std::mem::replace(&mut options.on_wait, Box::new(|| {}));
+    let guard = lock::acquire(url, db.get_database_backend(), WINDOWS_LOCK, options.lock_timeout, on_wait)
+        .await
+        .map_err(|e| match e {
+            LockError::Timeout { waited, .. } => Error::LockTimeout(format!(
+                "another nodemaint held the windows lock on {} for {}s; it is doing this work already",
+                crate::store::db::redact(url),
+                waited.as_secs()
+            )),
+            LockError::Db(e) => Error::from(e),
+            LockError::Io(m) => Error::Config(m),
+        })?;
+    let result = run(db, &options).await;
+    let released = guard.release().await;
+    let report = result?;
+    released?;
+    if report.expired + report.started > 0 || !report.not_started.is_empty() {
+        tracing::info!(
+            expired = report.expired,
+            started = report.started,
+            not_started = report.not_started.len(),
+            "windows tick"
+        );
+    }
+    Ok(report)
+}
+
+async fn run(db: &DatabaseConnection, options: &TickOptions) -> Result<TickReport> {
+    let size = options.batch_size.unwrap_or_else(|| crate::reconcile::default_batch_size(db.get_database_backend()));
+    let batch = u64::try_from(size.max(1)).unwrap_or(u64::MAX);
+    let mut budget = options.max_count.unwrap_or(u64::MAX);
+    let mut report = TickReport::default();
+    // The time of the whole run: what comes due while it runs is the next tick's.
+    let now = now_utc();
+    while budget > 0 {
+        let done =
+            transaction::run(db, &options.retry, |txn| async move { expire_batch(&txn, now, batch.min(budget)).await })
+                .await?;
+        if done == 0 {
+            break;
+        }
+        report.expired += done;
+        budget -= done;
+    }
+    while budget > 0 {
+        let (started, not_started) =
+            transaction::run(db, &options.retry, |txn| async move { start_batch(&txn, now, batch.min(budget)).await })
+                .await?;
+        let done = started + not_started.len() as u64;
+        if done == 0 {
+            break;
+        }
+        report.started += started;
+        report.not_started.extend(not_started);
+        budget -= done;
+    }
+    if budget == 0 {
+        report.remaining = count_expired(db, now).await? + count_due(db, now).await?;
+    }
+    Ok(report)
+}
+
+/// Ends up to `limit` active windows whose end has passed; returns how many.
+async fn expire_batch(txn: &DatabaseTransaction, now: NaiveDateTime, limit: u64) -> Result<u64> {
+    let picked: Vec<(i32, i32)> = node_maintenance::Entity::find()
+        .select_only()
+        .columns([node_maintenance::Column::Id, node_maintenance::Column::NodeId])
+        .filter(node_maintenance::Column::EndsAt.lte(now))
+        .order_by_asc(node_maintenance::Column::EndsAt)
+        .order_by_asc(node_maintenance::Column::Id)
+        .limit(limit)
+        .into_tuple()
+        .all(txn)
+        .await?;
+    if picked.is_empty() {
+        return Ok(0);
+    }
+    let node_ids = lock_nodes(txn, picked.iter().map(|(_, node)| *node)).await?;
+    let actor = scheduler();
+    let mut done = 0;
+    for chunk in picked.chunks(LOAD_CHUNK) {
+        // Again under the lock: an extend or a release may have come first.
+        let due = node_maintenance::Entity::find()
+            .filter(node_maintenance::Column::Id.is_in(chunk.iter().map(|(id, _)| *id)))
+            .filter(node_maintenance::Column::EndsAt.lte(now))
+            .all(txn)
+            .await?;
+        if due.is_empty() {
+            continue;
+        }
+        node_maintenance::Entity::delete_many()
+            .filter(node_maintenance::Column::Id.is_in(due.iter().map(|e| e.id)))
+            .exec(txn)
+            .await?;
+        let events: Vec<node_history::ActiveModel> = due
+            .iter()
+            .map(|e| {
+                history::event_model(Action::Expired, e, &actor, Some("the window ended; released by the schedule"))
+            })
+            .collect();
+        node_history::Entity::insert_many(events).exec(txn).await?;
+        done += due.len() as u64;
+    }
+    for chunk in node_ids.chunks(LOAD_CHUNK) {
+        invariant::resync(txn, chunk, now).await?;
+    }
+    Ok(done)
+}
+
+/// Starts up to `limit` scheduled windows whose start has come; returns how
+/// many started and why the others could not.
+async fn start_batch(txn: &DatabaseTransaction, now: NaiveDateTime, limit: u64) -> Result<(u64, Vec<String>)> {
+    let picked: Vec<(i32, i32)> = schedule::Entity::find()
+        .select_only()
+        .columns([schedule::Column::Id, schedule::Column::NodeId])
+        .filter(schedule::Column::StartsAt.lte(now))
+        .order_by_asc(schedule::Column::StartsAt)
+        .order_by_asc(schedule::Column::Id)
+        .limit(limit)
+        .into_tuple()
+        .all(txn)
+        .await?;
+    if picked.is_empty() {
+        return Ok((0, Vec::new()));
+    }
+    lock_nodes(txn, picked.iter().map(|(_, node)| *node)).await?;
+    let actor = scheduler();
+    let backend = txn.get_database_backend();
+    let (mut started, mut refused) = (0u64, Vec::new());
+    let mut touched = BTreeSet::new();
+    for chunk in picked.chunks(LOAD_CHUNK) {
+        let due = schedule::Entity::find()
+            .filter(schedule::Column::Id.is_in(chunk.iter().map(|(id, _)| *id)))
+            .filter(schedule::Column::StartsAt.lte(now))
+            .order_by_asc(schedule::Column::StartsAt)
+            .order_by_asc(schedule::Column::Id)
+            .all(txn)
+            .await?;
+        if due.is_empty() {
+            continue;
+        }
+        let held = node_maintenance::Entity::find()
+            .filter(node_maintenance::Column::NodeId.is_in(due.iter().map(|w| w.node_id)))
+            .all(txn)
+            .await?;
+        let mut taken: BTreeSet<(i32, String, String, String)> = held
+            .iter()
+            .map(|e| (e.node_id, e.entry_type.clone(), e.scope.clone(), e.asserted_by_project.clone()))
+            .collect();
+        let (mut start, mut events) = (Vec::new(), Vec::new());
+        for w in &due {
+            let key = (w.node_id, w.entry_type.clone(), w.scope.clone(), w.asserted_by_project.clone());
+            let why = if w.ends_at <= now {
+                Some(format!("it ended at {} before a tick could start it", iso8601(w.ends_at)))
+            } else if taken.contains(&key) {
+                Some("an active entry of the same type, scope and project holds the node".to_owned())
+            } else {
+                None
+            };
+            match why {
+                Some(why) => {
+                    let note = format!("did not start: {why}");
+                    events.push(history::event_model(Action::Cancelled, &w.as_entry(now), &actor, Some(&note)));
+                    refused.push(format!("{} on node id {}: {why}", w.uuid, w.node_id));
+                }
+                None => {
+                    taken.insert(key);
+                    touched.insert(w.node_id);
+                    events.push(history::event_model(
+                        Action::Started,
+                        &w.as_entry(now),
+                        &actor,
+                        Some("window started by the schedule"),
+                    ));
+                    start.push(w.id);
+                }
+            }
+        }
+        if !start.is_empty() {
+            let ty = quote(backend, "type");
+            let marks = vec!["?"; start.len()].join(", ");
+            let mut values: Vec<Value> = vec![now.into()];
+            values.extend(start.iter().map(|id| Value::from(*id)));
+            txn.execute_raw(stmt(
+                backend,
+                &format!(
+                    "INSERT INTO node_maintenance (uuid, node_id, {ty}, reason, scope, asserted_by, \
+                     asserted_by_project, asserted_at, extra, version, created_at, ends_at) \
+                     SELECT uuid, node_id, {ty}, reason, scope, asserted_by, asserted_by_project, ?, extra, version, \
+                     created_at, ends_at FROM node_maintenance_schedule WHERE id IN ({marks})"
+                ),
+                values,
+            ))
+            .await?;
+            started += start.len() as u64;
+        }
+        schedule::Entity::delete_many().filter(schedule::Column::Id.is_in(due.iter().map(|w| w.id))).exec(txn).await?;
+        node_history::Entity::insert_many(events).exec(txn).await?;
+    }
+    let touched: Vec<i32> = touched.into_iter().collect();
+    for chunk in touched.chunks(LOAD_CHUNK) {
+        invariant::resync(txn, chunk, now).await?;
+    }
+    Ok((started, refused))
+}
+
+/// Locks the distinct nodes of `ids`, in id order; returns them.
+async fn lock_nodes(txn: &DatabaseTransaction, ids: impl Iterator<Item = i32>) -> Result<Vec<i32>> {
+    let ids: Vec<i32> = ids.collect::<BTreeSet<i32>>().into_iter().collect();
+    for chunk in ids.chunks(LOAD_CHUNK) {
+        nodes::lock(txn, nodes::Locking::Ids(chunk)).await?;
+    }
+    Ok(ids)
+}
+
+/// Whether any window is due: two indexed probes.
+async fn any_due(db: &DatabaseConnection, now: NaiveDateTime) -> Result<bool> {
+    let ending = node_maintenance::Entity::find()
+        .select_only()
+        .column(node_maintenance::Column::Id)
+        .filter(node_maintenance::Column::EndsAt.lte(now))
+        .limit(1)
+        .into_tuple::<i32>()
+        .one(db)
+        .await?;
+    if ending.is_some() {
+        return Ok(true);
+    }
+    let starting = schedule::Entity::find()
+        .select_only()
+        .column(schedule::Column::Id)
+        .filter(schedule::Column::StartsAt.lte(now))
+        .limit(1)
+        .into_tuple::<i32>()
+        .one(db)
+        .await?;
+    Ok(starting.is_some())
+}
+
+async fn count_expired(db: &DatabaseConnection, now: NaiveDateTime) -> Result<u64> {
+    Ok(node_maintenance::Entity::find().filter(node_maintenance::Column::EndsAt.lte(now)).count(db).await?)
+}
+
+async fn count_due(db: &DatabaseConnection, now: NaiveDateTime) -> Result<u64> {
+    Ok(schedule::Entity::find().filter(schedule::Column::StartsAt.lte(now)).count(db).await?)
+}
