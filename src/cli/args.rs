@@ -91,7 +91,8 @@ pub enum Command {
     )]
     Windows(WindowsCommand),
     /// The REST API: Ironic's node and maintenance endpoints, typed
-    /// maintenance at microversion 1.116. Stops cleanly on SIGTERM.
+    /// maintenance at microversion 1.116, maintenance windows at 1.117. Runs the
+    /// windows tick every --tick-interval seconds. Stops cleanly on SIGTERM.
     #[command(
         after_help = "Examples:\n  nodemaint serve --auth-strategy noauth\n  baremetal --os-auth-type none --os-endpoint http://127.0.0.1:6385 node maintenance set myNode --reason \"rebalancing rack\"\n  # behind an authenticating proxy that sets X-User-Id, X-Project-Id, X-Roles, OpenStack-System-Scope:\n  nodemaint --config /etc/nodemaint.toml serve --bind 127.0.0.1:6385 --public-endpoint https://baremetal.example.com\n\nRequest logs (method, path, status, latency) go to stderr. Exit codes: 0 stopped by SIGTERM/SIGINT, 3 cannot listen or bad configuration, 4 database unreachable, 5 schema missing (run nodemaint db upgrade)."
     )]

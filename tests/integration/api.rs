@@ -22,6 +22,8 @@ const LESSEE_B: &str = "b0b0b0b0b0b0";
 /// The typed-maintenance microversion, and one an old client negotiates.
 pub(crate) const NEW: &str = "1.116";
 pub(crate) const OLD: &str = "1.65";
+/// The maintenance-windows microversion, the newest served.
+pub(crate) const WINDOWS: &str = "1.117";
 
 /// Credentials as a fronting proxy leaves them (trusted-headers).
 #[derive(Clone, Copy)]
@@ -34,7 +36,7 @@ pub(crate) struct As {
 pub(crate) const OPERATOR: As = As { user: "op-admin", project: None, roles: "admin" };
 const OWNER_MEMBER: As = As { user: "1f2e3d4c5b6a", project: Some(OWNER), roles: "member" };
 const OWNER_TEAMMATE: As = As { user: "teammate", project: Some(OWNER), roles: "member" };
-const LESSEE_ADMIN: As = As { user: "lessee-user", project: Some(LESSEE), roles: "admin" };
+pub(crate) const LESSEE_ADMIN: As = As { user: "lessee-user", project: Some(LESSEE), roles: "admin" };
 const LESSEE_B_ADMIN: As = As { user: "lessee-b-user", project: Some(LESSEE_B), roles: "admin" };
 
 /// A running `nodemaint serve`, stopped with SIGTERM on drop.
@@ -54,7 +56,7 @@ pub(crate) struct Reply {
 }
 
 impl Reply {
-    fn json(&self) -> Value {
+    pub(crate) fn json(&self) -> Value {
         serde_json::from_str(&self.body).unwrap_or_else(|e| panic!("not JSON ({e}): {}", self.body))
     }
 
@@ -422,12 +424,12 @@ async fn microversions_are_negotiated_as_ironic_does(t: TestDb) {
     setup(&t).await;
     let api = Server::start(&t.url, "noauth");
     let version_of = |r: &Reply| r.header("X-OpenStack-Ironic-API-Version").map(str::to_owned);
-    for (asked, chosen) in [(None, "1.1"), (Some("1.50"), "1.50"), (Some(NEW), NEW), (Some("latest"), NEW)] {
+    for (asked, chosen) in [(None, "1.1"), (Some("1.50"), "1.50"), (Some(NEW), NEW), (Some("latest"), WINDOWS)] {
         let r = api.call(Method::GET, "/v1/nodes", asked, None, None).await;
         assert_eq!(r.status, StatusCode::OK, "{asked:?}: {}", r.body);
         assert_eq!(version_of(&r).as_deref(), Some(chosen), "{asked:?}");
         assert_eq!(r.header("X-OpenStack-Ironic-API-Minimum-Version"), Some("1.1"));
-        assert_eq!(r.header("X-OpenStack-Ironic-API-Maximum-Version"), Some(NEW));
+        assert_eq!(r.header("X-OpenStack-Ironic-API-Maximum-Version"), Some(WINDOWS));
     }
     // The standard header form wins over the legacy one.
     let standard = api
@@ -447,7 +449,7 @@ async fn microversions_are_negotiated_as_ironic_does(t: TestDb) {
         unsupported.body,
         r#"{"error_message": "{\"code\": 406, \"title\": \"Not Acceptable\", \"description\": \"Version 1.118 was requested but the minor version is not supported by this service. The supported version range is: [1.1, 1.117].\"}"}"#
     );
-    assert_eq!(unsupported.header("X-OpenStack-Ironic-API-Maximum-Version"), Some("1.117"));
+    assert_eq!(unsupported.header("X-OpenStack-Ironic-API-Maximum-Version"), Some(WINDOWS));
     assert_eq!(version_of(&unsupported), None);
     let major = api.call(Method::GET, "/v1/nodes", Some("2.1"), None, None).await;
     assert_eq!(major.status, StatusCode::NOT_ACCEPTABLE);
@@ -498,9 +500,9 @@ async fn microversions_are_negotiated_as_ironic_does(t: TestDb) {
     let bad = api.call(Method::GET, "/v1/nodes/myNode?fields=bogus", Some(NEW), None, None).await;
     assert_eq!(bad.status, StatusCode::BAD_REQUEST);
 
-    // Discovery, as Ironic serves it, advertising 1.116.
+    // Discovery, as Ironic serves it, advertising the newest version.
     let root = api.call(Method::GET, "/", None, None, None).await.json();
-    assert_eq!(root["default_version"]["version"], NEW);
+    assert_eq!(root["default_version"]["version"], WINDOWS);
     assert_eq!(root["default_version"]["min_version"], "1.1");
     assert_eq!(root["name"], "OpenStack Ironic API");
     let v1 = api.call(Method::GET, "/v1", None, None, None).await.json();

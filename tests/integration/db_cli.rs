@@ -8,10 +8,11 @@ use crate::common::{Backend, TestDb, count, ok, stderr, stdout};
 use nodemaint::entity::nodes;
 use sea_orm::{ConnectionTrait, EntityTrait, QueryOrder};
 
-const MIGRATIONS: [&str; 3] = [
+const MIGRATIONS: [&str; 4] = [
     "m20261201_000001_baseline",
     "m20261201_000002_create_node_maintenance",
     "m20261201_000003_backfill_legacy_entries",
+    "m20261205_000004_maintenance_windows",
 ];
 
 async fn fresh_upgrade_creates_the_specified_schema(t: TestDb) {
@@ -21,13 +22,13 @@ async fn fresh_upgrade_creates_the_specified_schema(t: TestDb) {
     }
     let db = t.connect().await;
     let tables = catalog::tables(&db).await;
-    for table in ["nodes", "node_history", "node_maintenance", "nodemaint_migrations"] {
+    for table in ["nodes", "node_history", "node_maintenance", "node_maintenance_schedule", "nodemaint_migrations"] {
         assert!(tables.contains(&table.to_owned()), "{table} missing from {tables:?}");
     }
 
     // Every column of the spec's "Data model impact", with its length and nullability.
     let columns = catalog::columns(&db, "node_maintenance").await;
-    let expect: [(&str, bool, Option<i64>); 13] = [
+    let expect: [(&str, bool, Option<i64>); 14] = [
         ("id", false, None),
         ("uuid", false, Some(36)),
         ("node_id", false, None),
@@ -41,6 +42,8 @@ async fn fresh_upgrade_creates_the_specified_schema(t: TestDb) {
         ("version", true, Some(15)),
         ("created_at", true, None),
         ("updated_at", true, None),
+        // Maintenance windows' hard end (the windows migration).
+        ("ends_at", true, None),
     ];
     assert_eq!(columns.len(), expect.len(), "{columns:?}");
     for (name, nullable, len) in expect {
@@ -72,6 +75,35 @@ async fn fresh_upgrade_creates_the_specified_schema(t: TestDb) {
         ("node_id", "nodes", "id")
     );
     assert_eq!(fks[0].on_delete, "CASCADE");
+    assert!(has(false, &["ends_at"]), "the tick's ends_at index: {indexes:?}");
+
+    // Scheduled windows: the entry's columns with a start and a required end,
+    // indexed by start and node, cascading with the node.
+    let schedule = catalog::columns(&db, "node_maintenance_schedule").await;
+    for (name, nullable) in [
+        ("uuid", false),
+        ("node_id", false),
+        ("type", false),
+        ("reason", true),
+        ("scope", false),
+        ("asserted_by", false),
+        ("asserted_by_project", false),
+        ("starts_at", false),
+        ("ends_at", false),
+    ] {
+        let c = schedule.iter().find(|c| c.name == name).unwrap_or_else(|| panic!("no column {name}: {schedule:?}"));
+        assert_eq!(c.nullable, nullable, "{name} nullability: {c:?}");
+    }
+    let schedule_indexes = catalog::indexes(&db, "node_maintenance_schedule").await;
+    for cols in [&["starts_at"][..], &["node_id"][..]] {
+        assert!(
+            schedule_indexes.iter().any(|i| i.columns.iter().map(String::as_str).eq(cols.iter().copied())),
+            "{cols:?}: {schedule_indexes:?}"
+        );
+    }
+    let schedule_fks = catalog::foreign_keys(&db, "node_maintenance_schedule").await;
+    assert_eq!(schedule_fks.len(), 1, "{schedule_fks:?}");
+    assert_eq!((schedule_fks[0].ref_table.as_str(), schedule_fks[0].on_delete.as_str()), ("nodes", "CASCADE"));
 
     // The baseline made Ironic's nodes with its columns and indexes.
     let node_columns: Vec<String> = catalog::columns(&db, "nodes").await.into_iter().map(|c| c.name).collect();
@@ -84,7 +116,7 @@ async fn fresh_upgrade_creates_the_specified_schema(t: TestDb) {
 
     let status: serde_json::Value = serde_json::from_str(&ok(&t.cli(&["--format", "json", "db", "status"]))).unwrap();
     let status = status.as_array().unwrap();
-    assert_eq!(status.len(), 3);
+    assert_eq!(status.len(), MIGRATIONS.len());
     for (row, name) in status.iter().zip(MIGRATIONS) {
         assert_eq!(row["name"], name);
         assert_eq!(row["applied"], true, "{row}");
@@ -119,10 +151,10 @@ async fn two_concurrent_upgrades_apply_each_migration_once(t: TestDb) {
     let (a, b) = (a.wait_with_output().unwrap(), b.wait_with_output().unwrap());
     let (out_a, out_b) = (ok(&a), ok(&b));
     let applied = |o: &str| o.matches("Applied m2026").count();
-    assert_eq!(applied(&out_a) + applied(&out_b), 3, "a: {out_a}\nb: {out_b}");
+    assert_eq!(applied(&out_a) + applied(&out_b), 4, "a: {out_a}\nb: {out_b}");
     assert!(out_a.contains("Nothing to apply") ^ out_b.contains("Nothing to apply"), "a: {out_a}\nb: {out_b}");
     let db = t.connect().await;
-    assert_eq!(count(&db, "SELECT COUNT(*) FROM nodemaint_migrations").await, 3);
+    assert_eq!(count(&db, "SELECT COUNT(*) FROM nodemaint_migrations").await, 4);
     assert_eq!(count(&db, "SELECT COUNT(*) FROM node_maintenance").await, maintained);
     assert_eq!(count(&db, "SELECT COUNT(*) FROM node_history").await, maintained);
 }
@@ -138,11 +170,11 @@ async fn down_then_up_leaves_the_same_node_rows(t: TestDb) {
     ok(&t.cli(&["db", "upgrade"]));
     assert_eq!(snapshot(&t).await, before, "the upgrade must not touch nodes");
 
-    let refused = t.cli(&["db", "downgrade", "--steps", "3"]);
+    let refused = t.cli(&["db", "downgrade", "--steps", "4"]);
     assert_eq!(refused.status.code(), Some(3), "{}", stderr(&refused));
     assert!(stderr(&refused).contains("--yes"));
 
-    let down = ok(&t.cli(&["db", "downgrade", "--steps", "3", "--yes"]));
+    let down = ok(&t.cli(&["db", "downgrade", "--steps", "4", "--yes"]));
     assert!(down.contains("Rolled back m20261201_000001_baseline"), "{down}");
     let db = t.connect().await;
     let tables = catalog::tables(&db).await;
@@ -161,13 +193,13 @@ async fn down_then_up_on_a_fresh_database_keeps_the_baseline_nodes(t: TestDb) {
     ok(&t.cli(&["db", "upgrade"]));
     let maintained = seeded_nodes(&t, "300", "0.5").await;
     let before = snapshot(&t).await;
-    ok(&t.cli(&["db", "downgrade", "--steps", "2", "--yes"]));
+    ok(&t.cli(&["db", "downgrade", "--steps", "3", "--yes"]));
     assert_eq!(snapshot(&t).await, before);
     let out = ok(&t.cli(&["db", "upgrade"]));
     assert!(out.contains(&format!("Backfilled {maintained} legacy")), "{out}");
     assert_eq!(snapshot(&t).await, before);
     // All the way down on a fresh database drops what the baseline made.
-    ok(&t.cli(&["db", "downgrade", "--steps", "3", "--yes"]));
+    ok(&t.cli(&["db", "downgrade", "--steps", "4", "--yes"]));
     let tables = catalog::tables(&t.connect().await).await;
     assert!(!tables.iter().any(|t| t == "nodes" || t == "node_history"), "{tables:?}");
 }
@@ -177,7 +209,8 @@ async fn deleting_a_node_cascades_to_its_entries(t: TestDb) {
     for name in ["n1", "n2"] {
         ok(&t.cli(&["node", "create", "--name", name, "--maintenance", "--reason", "HW_ERR: disk"]));
     }
-    ok(&t.cli(&["db", "downgrade", "--steps", "1", "--yes"]));
+    // Back to before the backfill (and the windows migration after it).
+    ok(&t.cli(&["db", "downgrade", "--steps", "2", "--yes"]));
     ok(&t.cli(&["db", "upgrade"]));
     let db = t.connect().await;
     assert_eq!(count(&db, "SELECT COUNT(*) FROM node_maintenance").await, 2);

@@ -15,3 +15,4 @@ mod maintenance_cli;
 mod rolling_upgrade;
 mod scenarios;
 mod tls;
+mod windows;
