@@ -52,6 +52,9 @@ pub struct TickOptions {
     pub lock_timeout: Duration,
     pub retry: RetryPolicy,
     pub on_wait: Box<dyn FnOnce() + Send + Sync>,
+    /// The caller has checked the schema (`serve` does once, at start), so
+    /// each tick skips the catalog queries that check it.
+    pub schema_checked: bool,
 }
 
 impl Default for TickOptions {
@@ -63,6 +66,7 @@ impl Default for TickOptions {
             lock_timeout: Duration::from_secs(300),
             retry: RetryPolicy::default(),
             on_wait: Box::new(|| {}),
+            schema_checked: false,
         }
     }
 }
@@ -83,7 +87,9 @@ pub struct TickReport {
 
 /// One tick under the windows lock (see the module docs).
 pub async fn tick(db: &DatabaseConnection, url: &str, mut options: TickOptions) -> Result<TickReport> {
-    schema::require_maintenance_table(db, url).await?;
+    if !options.schema_checked {
+        schema::require_maintenance_table(db, url).await?;
+    }
     let now = now_utc();
     if options.dry_run {
         let (expired, started) = (count_expired(db, now).await?, count_due(db, now).await?);

@@ -14,6 +14,9 @@
 //! `--ops-only` just the entry operations, each on a small database.
 //! `--galera` adds the entry operations on a three-node Galera cluster;
 //! `--keystone-only` runs `serve` with Keystone tokens against trusted headers.
+//! Maintenance windows (`windows.rs`): the estate listing, the tick
+//! releasing a tenth of the fleet's nodes' windows, an idle tick;
+//! `--windows-only` runs just those.
 
 mod db;
 mod galera;
@@ -21,6 +24,7 @@ mod hand;
 mod keystone;
 mod ops;
 mod serve;
+mod windows;
 
 use db::{Backend, Scratch};
 use nodemaint::migration::{Migrator, MigratorTrait};
@@ -48,6 +52,8 @@ enum Only {
     Ops,
     /// `--keystone-only`: keystone against trusted-headers over HTTP.
     Keystone,
+    /// `--windows-only`: the maintenance-window figures, on `--nodes` nodes.
+    Windows,
 }
 
 struct Args {
@@ -64,7 +70,7 @@ struct Args {
 
 fn usage() -> ! {
     eprintln!(
-        "usage: cargo bench --bench fleet -- [--backend sqlite|postgres|mysql|all] [--nodes N] [--quick] [--serve-only|--ops-only|--keystone-only] [--ironic-url URL] [--galera]"
+        "usage: cargo bench --bench fleet -- [--backend sqlite|postgres|mysql|all] [--nodes N] [--quick] [--serve-only|--ops-only|--keystone-only|--windows-only] [--ironic-url URL] [--galera]"
     );
     std::process::exit(127)
 }
@@ -88,6 +94,7 @@ fn parse_args() -> Args {
             "--ops-only" => args.only = Some(Only::Ops),
             "--galera" => args.galera = true,
             "--keystone-only" => args.only = Some(Only::Keystone),
+            "--windows-only" => args.only = Some(Only::Windows),
             "--ironic-url" => {
                 args.ironic_url = Some(it.next().unwrap_or_else(|| usage()).trim_end_matches('/').to_owned())
             }
@@ -337,7 +344,23 @@ async fn run_small(backend: Backend, only: Only, quick: bool, ironic: Option<&st
         Only::Serve => serve_figures(backend, &scratch.url, quick, ironic).await,
         Only::Ops => ops_figures(backend, &scratch.url, quick).await,
         Only::Keystone => keystone::figures(backend, &scratch.url, quick).await,
+        Only::Windows => unreachable!("run_windows"),
     }
+}
+
+/// `--windows-only`: two copies of an `n`-node fleet, fully migrated, and a
+/// small database; then the maintenance-window figures.
+async fn run_windows(backend: Backend, n: u64, quick: bool) -> Vec<Figure> {
+    let (ours, hand) = (legacy_fleet(backend, n).await, legacy_fleet(backend, n).await);
+    let (db, hand_db) = (ours.connect().await, hand.connect().await);
+    Migrator::up(&db, None).await.unwrap();
+    Migrator::up(&hand_db, None).await.unwrap();
+    let small = Scratch::ironic(backend).await;
+    let small_db = small.connect().await;
+    Migrator::up(&small_db, None).await.unwrap();
+    bench_nodes(&small_db).await;
+    ours.settle().await;
+    windows::figures(backend, (&db, &ours.url), &hand_db, (&small_db, &small.url), (n / 10).max(1), quick).await
 }
 
 /// One backfill timed on each of two identically seeded copies, and the copies.
@@ -423,6 +446,10 @@ async fn run_backend(backend: Backend, n: u64, quick: bool, ironic: Option<&str>
     let (ours, hand_fleet) = big_fleet.unwrap();
     eprintln!("[{name}] reconcile with 1% drift of each kind");
     let db = ours.connect().await;
+    // The migrations after the backfill (the windows), on our side; the
+    // hand-written side gets the one column its figures use.
+    Migrator::up(&db, None).await.unwrap();
+    windows::add_ends_at(&hand_fleet.connect().await).await;
     nodemaint_test_support::drift::inject(&db, &ours.url).await;
     let hand_db = hand_fleet.connect().await;
     nodemaint_test_support::drift::inject(&hand_db, &hand_fleet.url).await;
@@ -472,6 +499,14 @@ async fn run_backend(backend: Backend, n: u64, quick: bool, ironic: Option<&str>
     .await;
     figures.push(lower(backend, "upgrade check (s) vs one count(*) WHERE maintenance scan".into(), check, floor, 4.0));
 
+    let small = Scratch::ironic(backend).await;
+    let small_db = small.connect().await;
+    Migrator::up(&small_db, None).await.unwrap();
+    bench_nodes(&small_db).await;
+    let windows = (n / 10).max(1);
+    figures
+        .extend(windows::figures(backend, (&db, &ours.url), &hand_db, (&small_db, &small.url), windows, quick).await);
+
     bench_nodes(&db).await;
     figures.extend(ops_figures(backend, &ours.url, quick).await);
     figures.extend(serve_figures(backend, &ours.url, quick, ironic).await);
@@ -506,6 +541,7 @@ async fn main() {
     for backend in &args.backends {
         let ironic = args.ironic_url.as_deref();
         figures.extend(match args.only {
+            Some(Only::Windows) => run_windows(*backend, args.nodes, args.quick).await,
             Some(only) => run_small(*backend, only, args.quick, ironic).await,
             None => run_backend(*backend, args.nodes, args.quick, ironic).await,
         });

@@ -433,6 +433,7 @@ async fn windows_command(cmd: &WindowsCommand, global: &Global, out: &Output) ->
                         );
                     }
                 }),
+                schema_checked: false,
             };
             let report = tick::tick(&conn, &url, options).await?;
             out.ticked(&report);

@@ -20,7 +20,8 @@ pub fn spawn(
         every.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         loop {
             every.tick().await;
-            let options = TickOptions { lock_timeout: Duration::ZERO, retry, ..TickOptions::default() };
+            let options =
+                TickOptions { lock_timeout: Duration::ZERO, retry, schema_checked: true, ..TickOptions::default() };
             match tick::tick(&db, &url, options).await {
                 Ok(_) => {}
                 Err(nodemaint::Error::LockTimeout(_)) => tracing::debug!("windows tick: another process is ticking"),

@@ -405,7 +405,50 @@ async fn an_old_services_drift_on_a_window_is_reconciled_like_any_entry(t: TestD
     );
 }
 
+async fn upgrade_check_warns_of_windows_the_tick_left_past_their_end(t: TestDb) {
+    let (svc, db) = setup(&t).await;
+    svc.add(&operator(), "myNode", window("operator_hold", "recent", None, in_secs(3600))).await.unwrap();
+    let check = t.cli(&["upgrade", "check"]);
+    assert_eq!(check.status.code(), Some(0), "{}", stdout(&check));
+    // A window that ended ten minutes ago and is still active: no tick ran.
+    let overdue_uuid = uuid::Uuid::new_v4().to_string();
+    let overdue = node_maintenance::ActiveModel {
+        uuid: Set(overdue_uuid.clone()),
+        node_id: Set(nodes::find(&db, "otherNode").await.unwrap().id),
+        entry_type: Set("hardware_failure".into()),
+        reason: Set(Some("forgotten".into())),
+        scope: Set("system".into()),
+        asserted_by: Set("op-admin".into()),
+        asserted_by_project: Set(String::new()),
+        asserted_at: Set(in_secs(-7200)),
+        ends_at: Set(Some(in_secs(-600))),
+        ..Default::default()
+    };
+    node_maintenance::Entity::insert(overdue).exec(&db).await.unwrap();
+    legacy_nodes::set(
+        &db,
+        "otherNode",
+        NodeChange {
+            maintenance: Some(true),
+            reason: Some("hardware_failure: forgotten".into()),
+            ..NodeChange::default()
+        },
+    )
+    .await
+    .unwrap();
+    let check = t.cli(&["upgrade", "check"]);
+    assert_eq!(check.status.code(), Some(1), "{}", stdout(&check));
+    let text = stdout(&check);
+    assert!(text.contains("Overdue maintenance windows"), "{text}");
+    assert!(text.contains("Is the tick running?"), "{text}");
+    assert!(text.contains(&overdue_uuid), "names the window: {text}");
+    run_tick(&db, &t).await;
+    let check = t.cli(&["upgrade", "check"]);
+    assert_eq!(check.status.code(), Some(0), "{}", stdout(&check));
+}
+
 backend_tests!(
+    upgrade_check_warns_of_windows_the_tick_left_past_their_end,
     a_window_is_released_by_the_tick_once_its_end_passes,
     a_scheduled_window_touches_nothing_until_it_starts_and_starts_once,
     two_tick_processes_release_a_thousand_windows_each_exactly_once,

@@ -5,6 +5,7 @@ mod backend;
 mod backfilled;
 mod galera;
 mod invariants;
+mod overdue;
 mod pin;
 mod schema;
 mod stale;
@@ -21,6 +22,7 @@ pub const ALL: &[Check] = &[
     Check { name: "Stale holds after a lease or ownership change", run: |c| Box::pin(stale::check(c)) },
     Check { name: "Database backend supported", run: |c| Box::pin(backend::check(c)) },
     Check { name: "Galera cluster", run: |c| Box::pin(galera::check(c)) },
+    Check { name: "Overdue maintenance windows", run: |c| Box::pin(overdue::check(c)) },
 ];
 
 /// Whether `node_maintenance` exists; checks of its rows need it.
