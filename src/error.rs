@@ -269,6 +269,19 @@ impl Error {
         Error::NotFound(format!("Node {ident} could not be found."))
     }
 
+    /// A lock that could not be taken: `on_timeout` words the timeout
+    /// (given how long it waited), the rest map as any failure does.
+    pub(crate) fn from_lock(
+        e: nodemaint_runtime::lock::LockError,
+        on_timeout: impl FnOnce(std::time::Duration) -> String,
+    ) -> Error {
+        match e {
+            nodemaint_runtime::lock::LockError::Timeout { waited, .. } => Error::LockTimeout(on_timeout(waited)),
+            nodemaint_runtime::lock::LockError::Db(e) => Error::from(e),
+            nodemaint_runtime::lock::LockError::Io(m) => Error::Config(m),
+        }
+    }
+
     /// 404 for an entry that is not active on the node.
     pub fn entry_not_found(uuid: &str, node: &str) -> Error {
         Error::NotFound(format!("Maintenance entry {uuid} could not be found on node {node}."))

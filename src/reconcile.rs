@@ -20,7 +20,7 @@ use crate::store::transaction::{self, RetryPolicy};
 use nodemaint_entity::{node_history, node_maintenance};
 use nodemaint_migration::backfill::{self, Missing, NodeSet};
 use nodemaint_runtime::drift::{self, DriftKind, LegacyFix, NodeDrift, RECONCILE_ASSERTER};
-use nodemaint_runtime::lock::{self, LockError, RECONCILE_LOCK};
+use nodemaint_runtime::lock::{self, RECONCILE_LOCK};
 use nodemaint_runtime::progress::{NoProgress, Progress};
 use nodemaint_runtime::sql::{now_utc, stmt};
 use sea_orm::{
@@ -186,14 +186,14 @@ pub async fn reconcile(db: &DatabaseConnection, url: &str, mut options: Reconcil
         let on_wait = std::mem::replace(&mut options.on_wait, Box::new(|| {}));
         let guard = lock::acquire(url, db.get_database_backend(), RECONCILE_LOCK, options.lock_timeout, on_wait)
             .await
-            .map_err(|e| match e {
-                LockError::Timeout { waited, .. } => Error::LockTimeout(format!(
-                    "another nodemaint reconcile held the reconcile lock on {} for {}s; it is doing this work already",
-                    crate::store::db::redact(url),
-                    waited.as_secs()
-                )),
-                LockError::Db(e) => Error::from(e),
-                LockError::Io(m) => Error::Config(m),
+            .map_err(|e| {
+                Error::from_lock(e, |waited| {
+                    format!(
+                        "another nodemaint reconcile held the reconcile lock on {} for {}s; it is doing this work already",
+                        crate::store::db::redact(url),
+                        waited.as_secs()
+                    )
+                })
             })?;
         Some(guard)
     };

@@ -6,7 +6,7 @@ use crate::store::db::redact;
 use chrono::{DateTime, Utc};
 use nodemaint_migration::backfill::{self, BackfillContext, BackfillOptions};
 use nodemaint_migration::{MIGRATION_TABLE, MigrationStatus, Migrator, MigratorTrait, SCHEDULE_TABLE};
-use nodemaint_runtime::lock::{self, LockError, LockGuard, MIGRATION_LOCK};
+use nodemaint_runtime::lock::{self, LockGuard, MIGRATION_LOCK};
 use nodemaint_runtime::probe::{self, DatabaseKind};
 use nodemaint_runtime::progress::{NoProgress, Progress};
 use sea_orm::{ConnectionTrait, DatabaseConnection, Statement};
@@ -100,14 +100,14 @@ async fn take_lock(
     timeout: Duration,
     on_wait: Box<dyn FnOnce() + Send>,
 ) -> Result<LockGuard> {
-    lock::acquire(url, db.get_database_backend(), MIGRATION_LOCK, timeout, on_wait).await.map_err(|e| match e {
-        LockError::Timeout { waited, .. } => Error::LockTimeout(format!(
-            "another nodemaint held the migration lock on {} for {}s; retry when it has finished, or raise --lock-timeout",
-            redact(url),
-            waited.as_secs()
-        )),
-        LockError::Db(e) => Error::from(e),
-        LockError::Io(m) => Error::Config(m),
+    lock::acquire(url, db.get_database_backend(), MIGRATION_LOCK, timeout, on_wait).await.map_err(|e| {
+        Error::from_lock(e, |waited| {
+            format!(
+                "another nodemaint held the migration lock on {} for {}s; retry when it has finished, or raise --lock-timeout",
+                redact(url),
+                waited.as_secs()
+            )
+        })
     })
 }
 

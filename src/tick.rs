@@ -24,7 +24,7 @@ use chrono::NaiveDateTime;
 use nodemaint_entity::vocab::iso8601;
 use nodemaint_entity::{node_history, node_maintenance, node_maintenance_schedule as schedule};
 use nodemaint_runtime::drift::LOAD_CHUNK;
-use nodemaint_runtime::lock::{self, LockError, WINDOWS_LOCK};
+use nodemaint_runtime::lock::{self, WINDOWS_LOCK};
 use nodemaint_runtime::sql::{now_utc, quote, stmt};
 use sea_orm::{
     ColumnTrait, ConnectionTrait, DatabaseConnection, DatabaseTransaction, EntityTrait, PaginatorTrait, QueryFilter,
@@ -101,14 +101,14 @@ pub async fn tick(db: &DatabaseConnection, url: &str, mut options: TickOptions) 
     let on_wait = std::mem::replace(&mut options.on_wait, Box::new(|| {}));
     let guard = lock::acquire(url, db.get_database_backend(), WINDOWS_LOCK, options.lock_timeout, on_wait)
         .await
-        .map_err(|e| match e {
-            LockError::Timeout { waited, .. } => Error::LockTimeout(format!(
-                "another nodemaint held the windows lock on {} for {}s; it is doing this work already",
-                crate::store::db::redact(url),
-                waited.as_secs()
-            )),
-            LockError::Db(e) => Error::from(e),
-            LockError::Io(m) => Error::Config(m),
+        .map_err(|e| {
+            Error::from_lock(e, |waited| {
+                format!(
+                    "another nodemaint held the windows lock on {} for {}s; it is doing this work already",
+                    crate::store::db::redact(url),
+                    waited.as_secs()
+                )
+            })
         })?;
     let result = run(db, &options).await;
     let released = guard.release().await;

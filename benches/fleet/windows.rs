@@ -108,8 +108,8 @@ async fn hand_walk(db: &DatabaseConnection, page: u64) -> u64 {
             .query_all_raw(stmt(
                 backend,
                 &format!(
-                    "SELECT m.*, n.id, n.uuid, n.name, n.owner, n.lessee, n.maintenance, n.maintenance_reason, \
-                     n.fault, n.reservation, n.version, n.created_at, n.updated_at \
+                    "SELECT m.id AS window_id, m.*, n.id, n.uuid, n.name, n.owner, n.lessee, n.maintenance, \
+                     n.maintenance_reason, n.fault, n.reservation, n.version, n.created_at, n.updated_at \
                      FROM node_maintenance m JOIN nodes n ON n.id = m.node_id \
                      WHERE m.ends_at IS NOT NULL AND m.id > ? ORDER BY m.id LIMIT {page}"
                 ),
@@ -118,7 +118,7 @@ async fn hand_walk(db: &DatabaseConnection, page: u64) -> u64 {
             .await
             .unwrap();
         let Some(last) = found.last() else { break };
-        after = i64::from(last.try_get::<i32>("", "id").unwrap());
+        after = i64::from(last.try_get::<i32>("", "window_id").unwrap());
         rows += found.len() as u64;
     }
     rows
