@@ -6,7 +6,7 @@
 //! small one (flat as the fleet grows).
 
 use crate::{Figure, lower, median, timed};
-use nodemaint::maintenance::windows::WindowQuery;
+use nodemaint::maintenance::estate::WindowQuery;
 use nodemaint::runtime::sql::{now_utc, quote, stmt, uuid_v4_expr};
 use nodemaint::tick::{self, TickOptions};
 use nodemaint::{Caller, Maintenance, Policy};
@@ -31,13 +31,6 @@ pub async fn expired_windows(db: &DatabaseConnection, count: u64) {
     let (uuid, ty) = (uuid_v4_expr(backend), quote(backend, "type"));
     let now = now_utc();
     let (asserted, ended) = (now - chrono::Duration::hours(2), now - chrono::Duration::minutes(1));
-    let limit = match backend {
-        // MySQL cannot LIMIT a subquery under IN; a derived table can.
-        DbBackend::MySql => format!(
-            "SELECT id FROM (SELECT id FROM nodes WHERE maintenance = FALSE OR maintenance IS NULL ORDER BY id LIMIT {count}) AS picked"
-        ),
-        _ => format!("SELECT id FROM nodes WHERE maintenance = FALSE OR maintenance IS NULL ORDER BY id LIMIT {count}"),
-    };
     let txn = db.begin().await.unwrap();
     txn.execute_raw(stmt(
         backend,
@@ -45,12 +38,16 @@ pub async fn expired_windows(db: &DatabaseConnection, count: u64) {
             "INSERT INTO node_maintenance (uuid, node_id, {ty}, reason, scope, asserted_by, asserted_by_project, \
              asserted_at, version, created_at, ends_at) \
              SELECT {uuid}, id, 'operator_hold', 'bench window', 'system', 'op', '', ?, '1.0', ?, ? FROM nodes \
-             WHERE id IN ({limit})"
+             WHERE maintenance = FALSE OR maintenance IS NULL ORDER BY id LIMIT {count}"
         ),
         vec![Value::from(asserted), Value::from(asserted), Value::from(ended)],
     ))
     .await
     .unwrap();
+    if backend == DbBackend::Postgres {
+        // Statistics for the windows just written, as autovacuum would have them.
+        txn.execute_unprepared("ANALYZE node_maintenance").await.unwrap();
+    }
     txn.execute_unprepared(
         "UPDATE nodes SET maintenance = TRUE, maintenance_reason = 'operator_hold: bench window' \
          WHERE id IN (SELECT node_id FROM node_maintenance WHERE ends_at IS NOT NULL)",

@@ -14,7 +14,7 @@ use nodemaint::admin::{fleet, legacy_nodes};
 use nodemaint::authority::{entry, window};
 use nodemaint::config::Config;
 use nodemaint::db::Access;
-use nodemaint::maintenance::windows::WindowQuery;
+use nodemaint::maintenance::estate::WindowQuery;
 use nodemaint::runtime::sql::now_utc;
 use nodemaint::tick::{self, TickOptions};
 use nodemaint::{Caller, Error, Maintenance, NewEntry, Policy, Result, db, nodes, schema};

@@ -44,6 +44,7 @@ use std::future::Future;
 use std::sync::Arc;
 use tokio::sync::Semaphore;
 
+pub mod estate;
 pub mod windows;
 
 /// A typed entry to add (`POST /v1/nodes/{node}/maintenance`).

@@ -11,7 +11,7 @@ use axum::extract::{Path, Query, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use nodemaint::authority::{entry, window};
-use nodemaint::maintenance::windows::{WindowDetail, WindowQuery};
+use nodemaint::maintenance::estate::{WindowDetail, WindowQuery};
 use nodemaint::nodes::{NodeQuery, NodeView};
 use nodemaint::runtime::sql::now_utc;
 use nodemaint::{EntryView, NewEntry};

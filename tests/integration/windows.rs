@@ -9,7 +9,7 @@ use crate::common::{TestDb, count, nodemaint_cmd, stderr, stdout};
 use chrono::{Duration as Span, NaiveDateTime};
 use nodemaint::admin::legacy_nodes::{self, NewNode, NodeChange};
 use nodemaint::entity::{node_history, node_maintenance};
-use nodemaint::maintenance::windows::{WindowDetail, WindowQuery};
+use nodemaint::maintenance::estate::{WindowDetail, WindowQuery};
 use nodemaint::runtime::sql::now_utc;
 use nodemaint::schema::{self, UpgradeOptions};
 use nodemaint::tick::{self, TickOptions, TickReport};
@@ -336,7 +336,7 @@ async fn the_estate_listing_shows_what_each_caller_may_see(t: TestDb) {
     svc.add(&operator(), "myNode", plain).await.unwrap();
 
     let all = |limit: u64, marker: Option<String>| WindowQuery { states: vec![], since: None, limit, marker };
-    let uuids = |rows: &[nodemaint::maintenance::windows::WindowRow]| -> Vec<String> {
+    let uuids = |rows: &[nodemaint::maintenance::estate::WindowRow]| -> Vec<String> {
         rows.iter()
             .filter_map(|r| match &r.window {
                 WindowDetail::Entry(e) => Some(e.uuid.clone()),

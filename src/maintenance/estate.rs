@@ -1,0 +1,245 @@
+//! The estate listing (`windows list`, `GET /v1/maintenance`): every active
+//! window (an entry with an end), then every scheduled one, then (when
+//! asked) the windows that ended, read from node history — on the nodes the
+//! caller may see, masked as everywhere. Each part is walked by id; a
+//! marker (`state:id`) continues after a row of any part.
+
+use super::Maintenance;
+use crate::authority::caller::Caller;
+use crate::authority::entry::EntryView;
+use crate::authority::policy::{self, Policy, defaults as rules};
+use crate::authority::scope::derive_scope;
+use crate::error::{Error, Result};
+use crate::store::history::HistoryView;
+use chrono::NaiveDateTime;
+use nodemaint_entity::node_history::{self, EVENT_TYPE_MAINTENANCE};
+use nodemaint_entity::{Scope, node_maintenance, node_maintenance_schedule as schedule, nodes};
+use sea_orm::{ColumnTrait, Condition, EntityTrait, QueryFilter, QueryOrder, QuerySelect};
+
+/// Which windows the estate listing returns.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WindowQuery {
+    /// Any of [`STATES`]; empty means active and scheduled.
+    pub states: Vec<String>,
+    /// Ended windows: only those that ended at or after this time.
+    pub since: Option<NaiveDateTime>,
+    /// At most this many rows.
+    pub limit: u64,
+    /// Only rows after this one (the `marker` of the last row of a page).
+    pub marker: Option<String>,
+}
+
+/// The listing's parts, in the order it walks them.
+pub const STATES: [&str; 3] = ["active", "scheduled", "ended"];
+
+/// One row: a window with its node, or (`ended`) the event that ended it.
+#[derive(Debug, Clone, serde::Serialize, PartialEq)]
+pub struct WindowRow {
+    pub node_uuid: Option<String>,
+    pub node_name: Option<String>,
+    /// What to pass as `marker` for the page after this row.
+    pub marker: String,
+    #[serde(flatten)]
+    pub window: WindowDetail,
+}
+
+#[derive(Debug, Clone, serde::Serialize, PartialEq)]
+#[serde(untagged)]
+pub enum WindowDetail {
+    Entry(Box<EntryView>),
+    Ended {
+        state: &'static str,
+        ended_at: Option<String>,
+        event: Option<String>,
+        user: Option<String>,
+        project: Option<String>,
+    },
+}
+
+/// Who is looking, and what of a node that tells.
+struct Viewer<'a> {
+    caller: &'a Caller,
+    policy: &'a Policy,
+    /// `None` for a system caller, who sees every node.
+    project: Option<String>,
+}
+
+impl Viewer<'_> {
+    /// The nodes' filter: all of them, or those the caller's project owns or leases.
+    fn nodes(&self) -> Condition {
+        match &self.project {
+            None => Condition::all(),
+            Some(p) => {
+                Condition::any().add(nodes::Column::Owner.eq(p.clone())).add(nodes::Column::Lessee.eq(p.clone()))
+            }
+        }
+    }
+
+    /// The caller's scope on `node`, when it may read the node's maintenance.
+    fn scope_on(&self, node: &nodes::Model) -> Option<Scope> {
+        let scope =
+            derive_scope(self.caller, node.owner.as_deref(), node.lessee.as_deref(), self.policy.enforce_scope)?;
+        self.policy.enforce(rules::MAINTENANCE_GET, self.caller, &policy::node_target(node)).then_some(scope)
+    }
+}
+
+/// What one read of a part gave: the rows the caller may see, the last id
+/// read, and whether the read was full (so the part may go on).
+struct Read {
+    rows: Vec<WindowRow>,
+    last: Option<i32>,
+    full: bool,
+}
+
+fn row(node: &nodes::Model, marker: String, window: WindowDetail) -> WindowRow {
+    WindowRow { node_uuid: node.uuid.clone(), node_name: node.name.clone(), marker, window }
+}
+
+/// `(part, id)` of a marker; `(0, 0)` without one.
+fn parse_marker(marker: Option<&str>) -> Result<(usize, i32)> {
+    let Some(marker) = marker else { return Ok((0, 0)) };
+    let bad = || Error::BadRequest(format!("Marker '{marker}' is not one this listing returned (e.g. active:42)"));
+    let (state, id) = marker.split_once(':').ok_or_else(bad)?;
+    let part = STATES.iter().position(|s| *s == state).ok_or_else(bad)?;
+    Ok((part, id.parse().map_err(|_| bad())?))
+}
+
+impl Maintenance {
+    /// The estate listing (see the module docs). Rows the caller may not
+    /// see are skipped in the database where the node's owner and lessee
+    /// decide, else by policy here, reading on until the page is full.
+    pub async fn windows(&self, caller: &Caller, query: &WindowQuery) -> Result<Vec<WindowRow>> {
+        self.policy.authorize(rules::NODE_LIST, caller, &policy::empty_target())?;
+        let wanted: Vec<&str> = match query.states.is_empty() {
+            true => vec!["active", "scheduled"],
+            false => query.states.iter().map(String::as_str).collect(),
+        };
+        if let Some(bad) = wanted.iter().find(|s| !STATES.contains(s)) {
+            return Err(Error::BadRequest(format!(
+                "Unknown window state '{bad}'; expected any of: {}",
+                STATES.join(", ")
+            )));
+        }
+        let (start_part, start_after) = parse_marker(query.marker.as_deref())?;
+        let system = derive_scope(caller, None, None, self.policy.enforce_scope) == Some(Scope::System);
+        let project = caller.project_id.clone().filter(|p| !p.is_empty());
+        if !system && project.is_none() {
+            return Ok(Vec::new());
+        }
+        let viewer = Viewer { caller, policy: &self.policy, project: if system { None } else { project } };
+        let mut rows = Vec::new();
+        for (part, state) in STATES.iter().enumerate().skip(start_part) {
+            if !wanted.contains(state) {
+                continue;
+            }
+            let mut after = if part == start_part { start_after } else { 0 };
+            loop {
+                let want = query.limit.saturating_sub(rows.len() as u64);
+                if want == 0 {
+                    return Ok(rows);
+                }
+                let read = match *state {
+                    "active" => self.active_windows(&viewer, after, want).await?,
+                    "scheduled" => self.scheduled_windows(&viewer, after, want).await?,
+                    _ => self.ended_windows(&viewer, after, want, query.since).await?,
+                };
+                rows.extend(read.rows);
+                match read.last {
+                    Some(last) if read.full => after = last,
+                    _ => break,
+                }
+            }
+        }
+        Ok(rows)
+    }
+
+    async fn active_windows(&self, viewer: &Viewer<'_>, after: i32, limit: u64) -> Result<Read> {
+        let found = node_maintenance::Entity::find()
+            .find_also_related(nodes::Entity)
+            .filter(node_maintenance::Column::EndsAt.is_not_null())
+            .filter(node_maintenance::Column::Id.gt(after))
+            .filter(viewer.nodes())
+            .order_by_asc(node_maintenance::Column::Id)
+            .limit(limit)
+            .all(&self.db)
+            .await?;
+        let (last, full) = (found.last().map(|(e, _)| e.id), found.len() as u64 == limit);
+        let rows = found
+            .into_iter()
+            .filter_map(|(entry, node)| {
+                let node = node?;
+                let scope = viewer.scope_on(&node)?;
+                let view = EntryView::for_caller(&entry, scope);
+                Some(row(&node, format!("active:{}", entry.id), WindowDetail::Entry(Box::new(view))))
+            })
+            .collect();
+        Ok(Read { rows, last, full })
+    }
+
+    async fn scheduled_windows(&self, viewer: &Viewer<'_>, after: i32, limit: u64) -> Result<Read> {
+        let found = schedule::Entity::find()
+            .find_also_related(nodes::Entity)
+            .filter(schedule::Column::Id.gt(after))
+            .filter(viewer.nodes())
+            .order_by_asc(schedule::Column::Id)
+            .limit(limit)
+            .all(&self.db)
+            .await?;
+        let (last, full) = (found.last().map(|(w, _)| w.id), found.len() as u64 == limit);
+        let rows = found
+            .into_iter()
+            .filter_map(|(window, node)| {
+                let node = node?;
+                let scope = viewer.scope_on(&node)?;
+                let view = EntryView::scheduled(&window, scope);
+                Some(row(&node, format!("scheduled:{}", window.id), WindowDetail::Entry(Box::new(view))))
+            })
+            .collect();
+        Ok(Read { rows, last, full })
+    }
+
+    /// A window ended when it expired, was cancelled, or was released with
+    /// an end set: the event of each names the window and its end.
+    async fn ended_windows(
+        &self,
+        viewer: &Viewer<'_>,
+        after: i32,
+        limit: u64,
+        since: Option<NaiveDateTime>,
+    ) -> Result<Read> {
+        let event = node_history::Column::Event;
+        let ended = Condition::any()
+            .add(event.like("maintenance entry % expired (%"))
+            .add(event.like("maintenance entry % cancelled (%"))
+            .add(Condition::all().add(event.like("maintenance entry % released (%")).add(event.like("%, ends %")));
+        let mut select = node_history::Entity::find()
+            .find_also_related(nodes::Entity)
+            .filter(node_history::Column::EventType.eq(EVENT_TYPE_MAINTENANCE))
+            .filter(ended)
+            .filter(node_history::Column::Id.gt(after))
+            .filter(viewer.nodes());
+        if let Some(since) = since {
+            select = select.filter(node_history::Column::CreatedAt.gte(since));
+        }
+        let found = select.order_by_asc(node_history::Column::Id).limit(limit).all(&self.db).await?;
+        let (last, full) = (found.last().map(|(h, _)| h.id), found.len() as u64 == limit);
+        let rows = found
+            .into_iter()
+            .filter_map(|(event, node)| {
+                let node = node?;
+                let scope = viewer.scope_on(&node)?;
+                let marker = format!("ended:{}", event.id);
+                let seen = HistoryView::from(event).for_caller(scope, node.owner.as_deref(), node.lessee.as_deref());
+                let detail = WindowDetail::Ended {
+                    state: "ended",
+                    ended_at: seen.created_at,
+                    event: seen.event,
+                    user: seen.user,
+                    project: seen.project,
+                };
+                Some(row(&node, marker, detail))
+            })
+            .collect();
+        Ok(Read { rows, last, full })
+    }
+}
