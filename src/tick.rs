@@ -11,7 +11,7 @@
 //! multi-row history insert and one set-based invariant write. Under the
 //! windows lock, so two ticks (two cron hosts, two `serve` instances) never
 //! do the same work: the second waits and finds nothing to do. With nothing
-//! due, a tick is two indexed probes and takes no lock.
+//! due, a tick is one statement of two indexed probes and takes no lock.
 
 use crate::authority::caller::Caller;
 use crate::error::{Error, Result};
@@ -27,8 +27,8 @@ use nodemaint_runtime::drift::LOAD_CHUNK;
 use nodemaint_runtime::lock::{self, WINDOWS_LOCK};
 use nodemaint_runtime::sql::{now_utc, quote, stmt};
 use sea_orm::{
-    ColumnTrait, ConnectionTrait, DatabaseConnection, DatabaseTransaction, EntityTrait, PaginatorTrait, QueryFilter,
-    QueryOrder, QuerySelect, Value,
+    ColumnTrait, Condition, ConnectionTrait, DatabaseConnection, DatabaseTransaction, EntityTrait, PaginatorTrait,
+    QueryFilter, QueryOrder, QuerySelect, Value,
 };
 use serde::Serialize;
 use std::collections::BTreeSet;
@@ -125,6 +125,21 @@ pub async fn tick(db: &DatabaseConnection, url: &str, mut options: TickOptions) 
     Ok(report)
 }
 
+/// Where a walk over due rows has got to: the last `(time, id)` a batch
+/// picked. Each batch starts after it, so it never reads again what earlier
+/// batches deleted (on PostgreSQL those index entries stay until a vacuum).
+type Cursor = Option<(NaiveDateTime, i32)>;
+
+/// `column` strictly after `cursor` in `(column, id)` order.
+fn after(column: impl ColumnTrait, id: impl ColumnTrait, cursor: Cursor) -> Condition {
+    match cursor {
+        None => Condition::all(),
+        Some((at, last)) => {
+            Condition::any().add(column.gt(at)).add(Condition::all().add(column.eq(at)).add(id.gt(last)))
+        }
+    }
+}
+
 async fn run(db: &DatabaseConnection, options: &TickOptions) -> Result<TickReport> {
     let size = options.batch_size.unwrap_or_else(|| crate::reconcile::default_batch_size(db.get_database_backend()));
     let batch = u64::try_from(size.max(1)).unwrap_or(u64::MAX);
@@ -132,27 +147,32 @@ async fn run(db: &DatabaseConnection, options: &TickOptions) -> Result<TickRepor
     let mut report = TickReport::default();
     // The time of the whole run: what comes due while it runs is the next tick's.
     let now = now_utc();
+    let mut cursor: Cursor = None;
     while budget > 0 {
-        let done =
-            transaction::run(db, &options.retry, |txn| async move { expire_batch(&txn, now, batch.min(budget)).await })
+        let limit = batch.min(budget);
+        let (done, next) =
+            transaction::run(db, &options.retry, |txn| async move { expire_batch(&txn, now, limit, cursor).await })
                 .await?;
-        if done == 0 {
-            break;
-        }
         report.expired += done;
         budget -= done;
-    }
-    while budget > 0 {
-        let (started, not_started) =
-            transaction::run(db, &options.retry, |txn| async move { start_batch(&txn, now, batch.min(budget)).await })
-                .await?;
-        let done = started + not_started.len() as u64;
-        if done == 0 {
-            break;
+        match next {
+            Some(_) => cursor = next,
+            None => break,
         }
+    }
+    let mut cursor: Cursor = None;
+    while budget > 0 {
+        let limit = batch.min(budget);
+        let (started, not_started, next) =
+            transaction::run(db, &options.retry, |txn| async move { start_batch(&txn, now, limit, cursor).await })
+                .await?;
+        budget -= started + not_started.len() as u64;
         report.started += started;
         report.not_started.extend(not_started);
-        budget -= done;
+        match next {
+            Some(_) => cursor = next,
+            None => break,
+        }
     }
     if budget == 0 {
         report.remaining = count_expired(db, now).await? + count_due(db, now).await?;
@@ -160,28 +180,37 @@ async fn run(db: &DatabaseConnection, options: &TickOptions) -> Result<TickRepor
     Ok(report)
 }
 
-/// Ends up to `limit` active windows whose end has passed; returns how many.
-async fn expire_batch(txn: &DatabaseTransaction, now: NaiveDateTime, limit: u64) -> Result<u64> {
-    let picked: Vec<(i32, i32)> = node_maintenance::Entity::find()
+/// Ends up to `limit` active windows whose end has passed, after `cursor`;
+/// returns how many, and where the next batch starts (`None`: no more).
+async fn expire_batch(
+    txn: &DatabaseTransaction,
+    now: NaiveDateTime,
+    limit: u64,
+    cursor: Cursor,
+) -> Result<(u64, Cursor)> {
+    use node_maintenance::Column as C;
+    let picked: Vec<(i32, i32, Option<NaiveDateTime>)> = node_maintenance::Entity::find()
         .select_only()
-        .columns([node_maintenance::Column::Id, node_maintenance::Column::NodeId])
-        .filter(node_maintenance::Column::EndsAt.lte(now))
-        .order_by_asc(node_maintenance::Column::EndsAt)
-        .order_by_asc(node_maintenance::Column::Id)
+        .columns([C::Id, C::NodeId, C::EndsAt])
+        .filter(C::EndsAt.lte(now))
+        .filter(after(C::EndsAt, C::Id, cursor))
+        .order_by_asc(C::EndsAt)
+        .order_by_asc(C::Id)
         .limit(limit)
         .into_tuple()
         .all(txn)
         .await?;
+    let next = picked.last().filter(|_| picked.len() as u64 == limit).and_then(|(id, _, at)| Some(((*at)?, *id)));
     if picked.is_empty() {
-        return Ok(0);
+        return Ok((0, None));
     }
-    let node_ids = lock_nodes(txn, picked.iter().map(|(_, node)| *node)).await?;
+    let node_ids = lock_nodes(txn, picked.iter().map(|(_, node, _)| *node)).await?;
     let actor = scheduler();
     let mut done = 0;
     for chunk in picked.chunks(LOAD_CHUNK) {
         // Again under the lock: an extend or a release may have come first.
         let due = node_maintenance::Entity::find()
-            .filter(node_maintenance::Column::Id.is_in(chunk.iter().map(|(id, _)| *id)))
+            .filter(node_maintenance::Column::Id.is_in(chunk.iter().map(|(id, _, _)| *id)))
             .filter(node_maintenance::Column::EndsAt.lte(now))
             .all(txn)
             .await?;
@@ -204,33 +233,42 @@ async fn expire_batch(txn: &DatabaseTransaction, now: NaiveDateTime, limit: u64)
     for chunk in node_ids.chunks(LOAD_CHUNK) {
         invariant::resync(txn, chunk, now).await?;
     }
-    Ok(done)
+    Ok((done, next))
 }
 
-/// Starts up to `limit` scheduled windows whose start has come; returns how
-/// many started and why the others could not.
-async fn start_batch(txn: &DatabaseTransaction, now: NaiveDateTime, limit: u64) -> Result<(u64, Vec<String>)> {
-    let picked: Vec<(i32, i32)> = schedule::Entity::find()
+/// Starts up to `limit` scheduled windows whose start has come, after
+/// `cursor`; returns how many started, why the others could not, and where
+/// the next batch starts.
+async fn start_batch(
+    txn: &DatabaseTransaction,
+    now: NaiveDateTime,
+    limit: u64,
+    cursor: Cursor,
+) -> Result<(u64, Vec<String>, Cursor)> {
+    use schedule::Column as C;
+    let picked: Vec<(i32, i32, NaiveDateTime)> = schedule::Entity::find()
         .select_only()
-        .columns([schedule::Column::Id, schedule::Column::NodeId])
-        .filter(schedule::Column::StartsAt.lte(now))
-        .order_by_asc(schedule::Column::StartsAt)
-        .order_by_asc(schedule::Column::Id)
+        .columns([C::Id, C::NodeId, C::StartsAt])
+        .filter(C::StartsAt.lte(now))
+        .filter(after(C::StartsAt, C::Id, cursor))
+        .order_by_asc(C::StartsAt)
+        .order_by_asc(C::Id)
         .limit(limit)
         .into_tuple()
         .all(txn)
         .await?;
+    let next = picked.last().filter(|_| picked.len() as u64 == limit).map(|(id, _, at)| (*at, *id));
     if picked.is_empty() {
-        return Ok((0, Vec::new()));
+        return Ok((0, Vec::new(), None));
     }
-    lock_nodes(txn, picked.iter().map(|(_, node)| *node)).await?;
+    lock_nodes(txn, picked.iter().map(|(_, node, _)| *node)).await?;
     let actor = scheduler();
     let backend = txn.get_database_backend();
     let (mut started, mut refused) = (0u64, Vec::new());
     let mut touched = BTreeSet::new();
     for chunk in picked.chunks(LOAD_CHUNK) {
         let due = schedule::Entity::find()
-            .filter(schedule::Column::Id.is_in(chunk.iter().map(|(id, _)| *id)))
+            .filter(schedule::Column::Id.is_in(chunk.iter().map(|(id, _, _)| *id)))
             .filter(schedule::Column::StartsAt.lte(now))
             .order_by_asc(schedule::Column::StartsAt)
             .order_by_asc(schedule::Column::Id)
@@ -301,7 +339,7 @@ async fn start_batch(txn: &DatabaseTransaction, now: NaiveDateTime, limit: u64) 
     for chunk in touched.chunks(LOAD_CHUNK) {
         invariant::resync(txn, chunk, now).await?;
     }
-    Ok((started, refused))
+    Ok((started, refused, next))
 }
 
 /// Locks the distinct nodes of `ids`, in id order; returns them.
@@ -313,28 +351,19 @@ async fn lock_nodes(txn: &DatabaseTransaction, ids: impl Iterator<Item = i32>) -
     Ok(ids)
 }
 
-/// Whether any window is due: two indexed probes.
+/// Whether any window is due: one statement of two indexed probes.
 async fn any_due(db: &DatabaseConnection, now: NaiveDateTime) -> Result<bool> {
-    let ending = node_maintenance::Entity::find()
-        .select_only()
-        .column(node_maintenance::Column::Id)
-        .filter(node_maintenance::Column::EndsAt.lte(now))
-        .limit(1)
-        .into_tuple::<i32>()
-        .one(db)
-        .await?;
-    if ending.is_some() {
-        return Ok(true);
-    }
-    let starting = schedule::Entity::find()
-        .select_only()
-        .column(schedule::Column::Id)
-        .filter(schedule::Column::StartsAt.lte(now))
-        .limit(1)
-        .into_tuple::<i32>()
-        .one(db)
-        .await?;
-    Ok(starting.is_some())
+    let backend = db.get_database_backend();
+    let probe = stmt(
+        backend,
+        "SELECT (SELECT id FROM node_maintenance WHERE ends_at <= ? LIMIT 1), \
+         (SELECT id FROM node_maintenance_schedule WHERE starts_at <= ? LIMIT 1)",
+        vec![Value::from(now), Value::from(now)],
+    );
+    let Some(row) = db.query_one_raw(probe).await? else { return Ok(false) };
+    let ending: Option<i32> = row.try_get_by_index(0)?;
+    let starting: Option<i32> = row.try_get_by_index(1)?;
+    Ok(ending.is_some() || starting.is_some())
 }
 
 async fn count_expired(db: &DatabaseConnection, now: NaiveDateTime) -> Result<u64> {

@@ -189,6 +189,8 @@ struct Statements {
     sqlite_lock: Option<String>,
     find_node: String,
     entries: String,
+    /// The node's scheduled windows, which every add reads (no overlap).
+    schedule: String,
     insert_entry: String,
     /// PostgreSQL: the insert returns the new id.
     returning: bool,
@@ -252,6 +254,12 @@ impl Statements {
                 .filter(node_maintenance::Column::NodeId.eq(0))
                 .order_by_asc(node_maintenance::Column::AssertedAt)
                 .order_by_asc(node_maintenance::Column::Id)
+                .build(backend)
+                .sql,
+            schedule: nodemaint::entity::node_maintenance_schedule::Entity::find()
+                .filter(nodemaint::entity::node_maintenance_schedule::Column::NodeId.eq(0))
+                .order_by_asc(nodemaint::entity::node_maintenance_schedule::Column::StartsAt)
+                .order_by_asc(nodemaint::entity::node_maintenance_schedule::Column::Id)
                 .build(backend)
                 .sql,
             insert_entry: backend.build(&insert_entry).sql,
@@ -358,6 +366,7 @@ macro_rules! direct_backend {
                                                 e.1, e.3, e.5, e.6, e.7, e.8.format("%Y-%m-%dT%H:%M:%S"), e.4.as_deref().unwrap_or("None")
                                             )
                                         } else {
+                                            sqlx::query(sqlx::AssertSqlSafe(sql.schedule.clone())).bind(id).fetch_all(&mut *tx).await?;
                                             let uuid = uuid::Uuid::new_v4().to_string();
                                             let insert = sqlx::query(sqlx::AssertSqlSafe(sql.insert_entry.clone()))
                                                 .bind(&uuid).bind(id).bind("operator_hold").bind(Some("bench")).bind("system")

@@ -3,18 +3,14 @@
 //! for the API's operations, under the node lock; the tick's set-based SQL
 //! is in `crate::tick`.
 
+use crate::store::statements;
 use nodemaint_entity::{node_maintenance, node_maintenance_schedule as schedule};
 use sea_orm::sea_query::Expr;
-use sea_orm::{ActiveValue::NotSet, ColumnTrait, ConnectionTrait, DbErr, EntityTrait, QueryFilter, QueryOrder};
+use sea_orm::{ActiveValue::NotSet, ColumnTrait, ConnectionTrait, DbErr, EntityTrait, FromQueryResult, QueryFilter};
 
-/// A node's scheduled windows, soonest first.
+/// A node's scheduled windows, soonest first (a cached statement: every add reads them).
 pub(crate) async fn of_node<C: ConnectionTrait>(db: &C, node_id: i32) -> Result<Vec<schedule::Model>, DbErr> {
-    schedule::Entity::find()
-        .filter(schedule::Column::NodeId.eq(node_id))
-        .order_by_asc(schedule::Column::StartsAt)
-        .order_by_asc(schedule::Column::Id)
-        .all(db)
-        .await
+    schedule::Model::find_by_statement(statements::schedule_of(db.get_database_backend(), node_id)).all(db).await
 }
 
 /// Stores a scheduled window; returns it with its id.

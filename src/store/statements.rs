@@ -11,7 +11,7 @@
 //! the cached text and which the tests compare with the cached statement,
 //! values included, on every backend.
 
-use nodemaint_entity::{node_history, node_maintenance, nodes};
+use nodemaint_entity::{node_history, node_maintenance, node_maintenance_schedule, nodes};
 use sea_orm::sea_query::Expr;
 use sea_orm::{
     ActiveModelTrait, ActiveValue, ColumnTrait, DbBackend, EntityTrait, Iterable, QueryFilter, QueryOrder, QuerySelect,
@@ -75,6 +75,20 @@ fn entries_of_query(node_id: i32) -> sea_orm::Select<node_maintenance::Entity> {
         .filter(node_maintenance::Column::NodeId.eq(node_id))
         .order_by_asc(node_maintenance::Column::AssertedAt)
         .order_by_asc(node_maintenance::Column::Id)
+}
+
+/// A node's scheduled windows, soonest first (read by every add: a new
+/// entry may not overlap one).
+pub(crate) fn schedule_of(backend: DbBackend, node_id: i32) -> Statement {
+    static SQL: Sql = Sql::new();
+    SQL.with(backend, || schedule_of_query(0).build(backend), vec![node_id.into()])
+}
+
+fn schedule_of_query(node_id: i32) -> sea_orm::Select<node_maintenance_schedule::Entity> {
+    node_maintenance_schedule::Entity::find()
+        .filter(node_maintenance_schedule::Column::NodeId.eq(node_id))
+        .order_by_asc(node_maintenance_schedule::Column::StartsAt)
+        .order_by_asc(node_maintenance_schedule::Column::Id)
 }
 
 /// Inserts an entry (every column but `id`), returning its id on PostgreSQL;
@@ -191,6 +205,7 @@ mod tests {
                 );
             }
             same_twice(|| entries_of(b, 42), entries_of_query(42).build(b));
+            same_twice(|| schedule_of(b, 42), schedule_of_query(42).build(b));
             same_twice(|| insert_entry(b, &row), insert_entry_query(&row, b));
             same_twice(|| insert_event(b, &event), node_history::Entity::insert(event.clone()).build(b));
             same_twice(|| delete_entry(b, 7), delete_entry_query(7).build(b));

@@ -263,6 +263,9 @@ async fn extend_and_cancel_follow_the_release_rules(t: TestDb) {
 
 async fn overlapping_windows_of_one_key_are_refused(t: TestDb) {
     let (svc, db) = setup(&t).await;
+    // One clock for the whole test, so "back to back" stays exact however slow a step is.
+    let base = now_utc();
+    let in_secs = |s: i64| base + Span::seconds(s);
     let first =
         svc.add(&operator(), "myNode", window("operator_hold", "A", Some(in_secs(3600)), in_secs(7200))).await.unwrap();
     let e = svc
