@@ -13,19 +13,8 @@ bin=""
 here=tests/clients
 hash=$(sha256sum "$here/requirements.txt" | cut -c1-12)
 venv=${NODEMAINT_CLIENT_VENV:-${XDG_CACHE_HOME:-$HOME/.cache}/nodemaint/clients-$hash}
-# A venv's scripts name their interpreter by path, so it is built in place;
-# the marker says the install finished.
-mkdir -p "$(dirname "$venv")"
-exec 8>"$venv.lock"
-flock 8
-if [ ! -f "$venv/.installed" ]; then
-  echo "clients: installing $(grep -v '^#' "$here/requirements.txt" | xargs) into $venv" >&2
-  rm -rf "$venv"
-  python3 -m venv "$venv"
-  "$venv/bin/pip" install --quiet --disable-pip-version-check -r "$here/requirements.txt" >&2
-  touch "$venv/.installed"
-fi
-flock -u 8
+. tests/lib/venv.sh
+cached_venv clients "$here/requirements.txt" "$venv"
 
 # `run.sh --venv`: only make sure the clients are installed, and say where
 # (the keystone tests run the real client from there).

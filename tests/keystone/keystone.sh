@@ -14,20 +14,10 @@ here=$(cd "$(dirname "$0")" && pwd)
 hash=$(sha256sum "$here/requirements.txt" | cut -c1-12)
 venv=${NODEMAINT_KEYSTONE_VENV:-${XDG_CACHE_HOME:-$HOME/.cache}/nodemaint/keystone-$hash}
 
+. "$here/../lib/venv.sh"
+
 install() {
-  mkdir -p "$(dirname "$venv")"
-  exec 8>"$venv.lock"
-  flock 8
-  # A venv's scripts name their interpreter by path, so it is built in
-  # place; the marker says the install finished.
-  if [ ! -f "$venv/.installed" ]; then
-    echo "keystone: installing $(grep -v '^#' "$here/requirements.txt" | xargs) into $venv" >&2
-    rm -rf "$venv"
-    python3 -m venv "$venv"
-    "$venv/bin/pip" install --quiet --disable-pip-version-check -r "$here/requirements.txt" >&2
-    touch "$venv/.installed"
-  fi
-  flock -u 8
+  cached_venv keystone "$here/requirements.txt" "$venv"
 }
 
 start() {
