@@ -351,13 +351,17 @@ async fn lock_nodes(txn: &DatabaseTransaction, ids: impl Iterator<Item = i32>) -
     Ok(ids)
 }
 
-/// Whether any window is due: one statement of two indexed probes.
+/// Whether any window is due: one statement of two indexed probes. The
+/// `ORDER BY` keeps them indexed: `serve` runs this prepared statement every
+/// interval, and PostgreSQL's generic plan for `ends_at <= $1 LIMIT 1`
+/// guesses a third of the rows match and scans the table (53 ms at a
+/// million entries, none due, against 0.05 ms through the index).
 async fn any_due(db: &DatabaseConnection, now: NaiveDateTime) -> Result<bool> {
     let backend = db.get_database_backend();
     let probe = stmt(
         backend,
-        "SELECT (SELECT id FROM node_maintenance WHERE ends_at <= ? LIMIT 1), \
-         (SELECT id FROM node_maintenance_schedule WHERE starts_at <= ? LIMIT 1)",
+        "SELECT (SELECT id FROM node_maintenance WHERE ends_at <= ? ORDER BY ends_at LIMIT 1), \
+         (SELECT id FROM node_maintenance_schedule WHERE starts_at <= ? ORDER BY starts_at LIMIT 1)",
         vec![Value::from(now), Value::from(now)],
     );
     let Some(row) = db.query_one_raw(probe).await? else { return Ok(false) };
