@@ -31,6 +31,12 @@ pub struct Model {
 }
 
 impl Model {
+    /// The window as an entry while it waits: asserted when it was
+    /// scheduled. What release floors, policy, masking and history read.
+    pub fn as_pending_entry(&self) -> super::node_maintenance::Model {
+        self.as_entry(self.created_at.unwrap_or(self.starts_at))
+    }
+
     /// The entry this window becomes when it starts at `at`.
     pub fn as_entry(&self, at: DateTime) -> super::node_maintenance::Model {
         super::node_maintenance::Model {

@@ -73,11 +73,10 @@ impl EntryView {
 
     /// A scheduled window as a caller at `caller_scope` may see it.
     pub fn scheduled(window: &node_maintenance_schedule::Model, caller_scope: Scope) -> EntryView {
-        let created = window.created_at.unwrap_or(window.starts_at);
         EntryView {
             state: SCHEDULED,
             starts_at: Some(iso8601(window.starts_at)),
-            ..EntryView::for_caller(&window.as_entry(created), caller_scope)
+            ..EntryView::for_caller(&window.as_pending_entry(), caller_scope)
         }
     }
 

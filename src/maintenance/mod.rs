@@ -187,8 +187,7 @@ impl Maintenance {
         self.policy.authorize(rules::MAINTENANCE_GET, caller, &policy::node_target(&locked.node))?;
         let entries = entries_of(&self.db, locked.node.id).await?;
         let scheduled = schedule::of_node(&self.db, locked.node.id).await?;
-        let planned: Vec<node_maintenance::Model> =
-            scheduled.iter().map(|w| w.as_entry(w.created_at.unwrap_or(w.starts_at))).collect();
+        let planned: Vec<node_maintenance::Model> = scheduled.iter().map(|w| w.as_pending_entry()).collect();
         let blocked = |entries: &[node_maintenance::Model]| {
             release::release_plan(&locked.authority, entries, rules::MAINTENANCE_REMOVE, |e| {
                 self.policy.enforce(rules::MAINTENANCE_REMOVE, caller, &policy::entry_target(&locked.node, e))

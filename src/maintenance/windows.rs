@@ -162,7 +162,7 @@ impl Maintenance {
                     .ok_or_else(|| Error::entry_not_found(&entry_uuid, ident))?;
                 let as_entry = match &found {
                     Found::Active(e) => e.clone(),
-                    Found::Scheduled(w) => w.as_entry(w.created_at.unwrap_or(w.starts_at)),
+                    Found::Scheduled(w) => w.as_pending_entry(),
                 };
                 self.may_release(caller, &locked, &as_entry)?;
                 let Some(current) = as_entry.ends_at else {
@@ -194,7 +194,7 @@ impl Maintenance {
                         schedule::set_scheduled_end(txn, w.id, ends_at, now).await?;
                         w.ends_at = ends_at;
                         w.updated_at = Some(now);
-                        let entry = w.as_entry(w.created_at.unwrap_or(w.starts_at));
+                        let entry = w.as_pending_entry();
                         history::record(txn, Action::Extended, &entry, caller, Some(&note)).await?;
                         EntryView::scheduled(&w, locked.authority.scope)
                     }
@@ -239,11 +239,11 @@ impl Maintenance {
         let scheduled = schedule::of_node(txn, locked.node.id).await?;
         let window =
             scheduled.iter().find(|w| w.uuid == entry_uuid).ok_or_else(|| Error::entry_not_found(entry_uuid, ident))?;
-        let created = window.created_at.unwrap_or(window.starts_at);
-        self.may_release(caller, locked, &window.as_entry(created))?;
+        let pending = window.as_pending_entry();
+        self.may_release(caller, locked, &pending)?;
         schedule::delete(txn, window.id).await?;
         let note = format!("was to start {}", iso8601(window.starts_at));
-        history::record(txn, Action::Cancelled, &window.as_entry(created), caller, Some(&note)).await?;
+        history::record(txn, Action::Cancelled, &pending, caller, Some(&note)).await?;
         Ok(EntryView::scheduled(window, locked.authority.scope))
     }
 
