@@ -5,10 +5,14 @@
 //!
 //! Set-based in bounded batches, each one transaction through the
 //! transaction runner: pick up to `--batch-size` due rows, lock their nodes
-//! (the one node lock every writer takes), read them again under the lock
-//! (an extend or a release that got there first wins), then one `DELETE …
-//! IN` (and for starts one `INSERT … SELECT` from the schedule), one
-//! multi-row history insert and one set-based invariant write. Under the
+//! (the one node lock every writer takes), and filter on the time again
+//! under the lock (an extend or a release that got there first wins). An
+//! expiry is then one `INSERT … SELECT` of the history rows, their text
+//! built by the database ([`history::event_text_sql`]), and one `DELETE …
+//! IN`; a start reads the due windows (each is checked against the node's
+//! entries), copies them with one `INSERT … SELECT` from the schedule and
+//! writes a multi-row history insert. Both end with one set-based
+//! invariant write. Under the
 //! windows lock, so two ticks (two cron hosts, two `serve` instances) never
 //! do the same work: the second waits and finds nothing to do. With nothing
 //! due, a tick is one statement of two indexed probes and takes no lock.
@@ -21,8 +25,9 @@ use crate::store::invariant;
 use crate::store::nodes;
 use crate::store::transaction::{self, RetryPolicy};
 use chrono::NaiveDateTime;
+use nodemaint_entity::node_history::{self, EVENT_TYPE_MAINTENANCE};
 use nodemaint_entity::vocab::iso8601;
-use nodemaint_entity::{node_history, node_maintenance, node_maintenance_schedule as schedule};
+use nodemaint_entity::{node_maintenance, node_maintenance_schedule as schedule};
 use nodemaint_runtime::drift::LOAD_CHUNK;
 use nodemaint_runtime::lock::{self, WINDOWS_LOCK};
 use nodemaint_runtime::sql::{now_utc, quote, stmt};
@@ -36,6 +41,9 @@ use std::time::Duration;
 
 /// The identity the schedule acts as in history (like the conductor's).
 pub const WINDOWS_ACTOR: &str = "nodemaint-windows";
+
+/// The note on a window's expiry event: the schedule released it.
+pub const EXPIRED_NOTE: &str = "the window ended; released by the schedule";
 
 /// The schedule's service identity: system scope, no project.
 pub fn scheduler() -> Caller {
@@ -205,30 +213,39 @@ async fn expire_batch(
         return Ok((0, None));
     }
     let node_ids = lock_nodes(txn, picked.iter().map(|(_, node, _)| *node)).await?;
+    let backend = txn.get_database_backend();
+    let (uuid, user) = (history::uuid_sql(backend), quote(backend, "user"));
     let actor = scheduler();
+    let (event, after) = history::event_text_sql(backend, Action::Expired, &actor, Some(EXPIRED_NOTE));
     let mut done = 0;
     for chunk in picked.chunks(LOAD_CHUNK) {
-        // Again under the lock: an extend or a release may have come first.
-        let due = node_maintenance::Entity::find()
-            .filter(node_maintenance::Column::Id.is_in(chunk.iter().map(|(id, _, _)| *id)))
-            .filter(node_maintenance::Column::EndsAt.lte(now))
-            .all(txn)
+        // Both statements filter on the end again under the lock, so an
+        // extend or a release that came first wins; they see the same rows.
+        let marks = vec!["?"; chunk.len()].join(", ");
+        let ids = || chunk.iter().map(|(id, _, _)| Value::from(*id));
+        let mut values = vec![Value::from(after.clone()), Value::from(history::user_column(&actor)), Value::from(now)];
+        values.extend(ids());
+        values.push(now.into());
+        txn.execute_raw(stmt(
+            backend,
+            &format!(
+                "INSERT INTO node_history (uuid, event_type, severity, event, {user}, project, node_id, version, \
+                 created_at) SELECT {uuid}, '{EVENT_TYPE_MAINTENANCE}', 'info', {event}, ?, NULL, m.node_id, '1.0', ? \
+                 FROM node_maintenance m WHERE m.id IN ({marks}) AND m.ends_at <= ? ORDER BY m.id"
+            ),
+            values,
+        ))
+        .await?;
+        let mut values: Vec<Value> = ids().collect();
+        values.push(now.into());
+        let deleted = txn
+            .execute_raw(stmt(
+                backend,
+                &format!("DELETE FROM node_maintenance WHERE id IN ({marks}) AND ends_at <= ?"),
+                values,
+            ))
             .await?;
-        if due.is_empty() {
-            continue;
-        }
-        node_maintenance::Entity::delete_many()
-            .filter(node_maintenance::Column::Id.is_in(due.iter().map(|e| e.id)))
-            .exec(txn)
-            .await?;
-        let events: Vec<node_history::ActiveModel> = due
-            .iter()
-            .map(|e| {
-                history::event_model(Action::Expired, e, &actor, Some("the window ended; released by the schedule"))
-            })
-            .collect();
-        node_history::Entity::insert_many(events).exec(txn).await?;
-        done += due.len() as u64;
+        done += deleted.rows_affected();
     }
     for chunk in node_ids.chunks(LOAD_CHUNK) {
         invariant::resync(txn, chunk, now).await?;

@@ -12,8 +12,8 @@ use nodemaint_entity::node_history::{self, EVENT_TYPE_MAINTENANCE, PROJECT_MAX, 
 use nodemaint_entity::node_maintenance;
 use nodemaint_entity::vocab::iso8601;
 use nodemaint_migration::backfill::EVENT_REASON_MAX;
-use nodemaint_runtime::sql::now_utc;
-use sea_orm::{ActiveValue::Set, ConnectionTrait, DbErr};
+use nodemaint_runtime::sql::{SQLITE_UUID_V7_EXPR, concat, now_utc, quote, uuid_v4_expr};
+use sea_orm::{ActiveValue::Set, ConnectionTrait, DbBackend, DbErr};
 use serde::Serialize;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -92,6 +92,66 @@ pub fn event_text(action: Action, entry: &node_maintenance::Model, actor: &Calle
     text
 }
 
+/// [`event_text`] as an SQL expression over an entry row aliased `m`, for
+/// writers that insert a set of events with one `INSERT … SELECT` (the
+/// tick): the same text, built by the database, so no row travels to the
+/// client and back. Its one `?` is bound to the second value returned (the
+/// part after the reason, which names the actor and the note).
+pub(crate) fn event_text_sql(
+    backend: DbBackend,
+    action: Action,
+    actor: &Caller,
+    note: Option<&str>,
+) -> (String, String) {
+    let project = |column: &str| format!("CASE WHEN {column} = '' THEN 'none' ELSE {column} END");
+    let asserter = concat(
+        backend,
+        &[
+            "', asserted by '",
+            "m.asserted_by",
+            "' (project '",
+            &project("m.asserted_by_project"),
+            "') at '",
+            &iso8601_sql(backend, "m.asserted_at"),
+        ],
+    );
+    let ends = format!("COALESCE({}, '')", concat(backend, &["', ends '", &iso8601_sql(backend, "m.ends_at")]));
+    let opening = format!("' {} (type '", action.verb());
+    let reason = format!("COALESCE(SUBSTR(m.reason, 1, {EVENT_REASON_MAX}), 'None')");
+    let ty = format!("m.{}", quote(backend, "type"));
+    let mut parts = vec!["'maintenance entry '", "m.uuid", &opening, &ty, "', scope '", "m.scope"];
+    if action.names_asserter() {
+        parts.push(&asserter);
+    }
+    parts.extend([ends.as_str(), "', reason: '", &reason, "?"]);
+    let mut after = format!(") by {} (project {})", actor.user_id, project_text(actor.project_or_empty()));
+    if let Some(note) = note {
+        after.push_str(&format!(" [{note}]"));
+    }
+    (concat(backend, &parts), after)
+}
+
+/// A new event's uuid, made by the database as the backfill makes them:
+/// time-ordered on SQLite (see [`SQLITE_UUID_V7_EXPR`]), random elsewhere.
+pub(crate) fn uuid_sql(backend: DbBackend) -> &'static str {
+    if backend == DbBackend::Sqlite { SQLITE_UUID_V7_EXPR } else { uuid_v4_expr(backend) }
+}
+
+/// The `user` column of an event by `actor`: the identity cut to fit.
+pub(crate) fn user_column(actor: &Caller) -> String {
+    cut(&actor.user_id, USER_MAX)
+}
+
+/// [`iso8601`] in SQL: whole seconds, cut (not rounded) as chrono's `%S` does.
+fn iso8601_sql(backend: DbBackend, column: &str) -> String {
+    match backend {
+        DbBackend::Postgres => format!("to_char({column}, 'YYYY-MM-DD\"T\"HH24:MI:SS\"+00:00\"')"),
+        DbBackend::MySql => format!("DATE_FORMAT({column}, '%Y-%m-%dT%H:%i:%s+00:00')"),
+        // The first 19 characters: SQLite would round a fraction of a second.
+        _ => format!("strftime('%Y-%m-%dT%H:%M:%S+00:00', substr({column}, 1, 19))"),
+    }
+}
+
 /// Writes one maintenance event for `entry` on its node.
 pub async fn record<C: ConnectionTrait>(
     db: &C,
@@ -123,7 +183,7 @@ pub fn event_model(
         event_type: Set(Some(EVENT_TYPE_MAINTENANCE.to_owned())),
         severity: Set(Some("info".to_owned())),
         event: Set(Some(event_text(action, entry, actor, note))),
-        user: Set(Some(cut(&actor.user_id, USER_MAX))),
+        user: Set(Some(user_column(actor))),
         project: Set((!project.is_empty()).then(|| cut(project, PROJECT_MAX))),
         node_id: Set(Some(entry.node_id)),
         version: Set(Some("1.0".to_owned())),

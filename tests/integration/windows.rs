@@ -103,6 +103,54 @@ async fn a_window_is_released_by_the_tick_once_its_end_passes(t: TestDb) {
     assert_eq!(events(&db, "expired").await, 1);
 }
 
+/// The tick writes its expiry events with one `INSERT … SELECT` whose text
+/// the database builds: each must read exactly as the library's own
+/// `event_text` writes it, whatever the reason holds (quotes, `%`, `?`,
+/// non-ASCII, over the event's length limit, none) and whoever asserted it.
+async fn the_ticks_expiry_events_read_as_the_library_writes_them(t: TestDb) {
+    use nodemaint::store::history::{Action, event_text};
+    let (svc, db) = setup(&t).await;
+    let odd = "it's 100% ?broken — ünïcode; \"quoted\" \\ back";
+    let long = "x".repeat(5000);
+    svc.add(&operator(), "myNode", window("operator_hold", &long, None, in_secs(60))).await.unwrap();
+    svc.add(&lessee_admin(), "myNode", window("hardware_failure", odd, None, in_secs(60))).await.unwrap();
+    let bare = svc
+        .add(&operator(), "otherNode", window("operator_hold", "set to none below", None, in_secs(60)))
+        .await
+        .unwrap();
+    // As an old service or a hand edit may leave one: no reason at all.
+    node_maintenance::Entity::update_many()
+        .col_expr(node_maintenance::Column::Reason, sea_orm::sea_query::Expr::value(Option::<String>::None))
+        .filter(node_maintenance::Column::Uuid.eq(bare.uuid.clone()))
+        .exec(&db)
+        .await
+        .unwrap();
+    node_maintenance::Entity::update_many()
+        .col_expr(node_maintenance::Column::EndsAt, sea_orm::sea_query::Expr::value(in_secs(-60)))
+        .exec(&db)
+        .await
+        .unwrap();
+    let before = node_maintenance::Entity::find().all(&db).await.unwrap();
+    assert_eq!(before.len(), 3);
+
+    let report = run_tick(&db, &t).await;
+    assert_eq!(report.expired, 3);
+    for entry in &before {
+        let found: Vec<node_history::Model> = node_history::Entity::find()
+            .filter(node_history::Column::Event.like(format!("maintenance entry {} expired (%", entry.uuid)))
+            .all(&db)
+            .await
+            .unwrap();
+        assert_eq!(found.len(), 1, "one expiry event for {}", entry.uuid);
+        let expected = event_text(Action::Expired, entry, &tick::scheduler(), Some(tick::EXPIRED_NOTE));
+        assert_eq!(found[0].event.as_deref(), Some(expected.as_str()));
+        assert_eq!(found[0].node_id, Some(entry.node_id));
+        assert_eq!((found[0].user.as_deref(), found[0].project.as_deref()), (Some(tick::WINDOWS_ACTOR), None));
+        let uuid = found[0].uuid.parse::<uuid::Uuid>().expect("a uuid");
+        assert!(!uuid.is_nil());
+    }
+}
+
 async fn a_scheduled_window_touches_nothing_until_it_starts_and_starts_once(t: TestDb) {
     let (svc, db) = setup(&t).await;
     let planned = svc
@@ -453,6 +501,7 @@ async fn upgrade_check_warns_of_windows_the_tick_left_past_their_end(t: TestDb) 
 backend_tests!(
     upgrade_check_warns_of_windows_the_tick_left_past_their_end,
     a_window_is_released_by_the_tick_once_its_end_passes,
+    the_ticks_expiry_events_read_as_the_library_writes_them,
     a_scheduled_window_touches_nothing_until_it_starts_and_starts_once,
     two_tick_processes_release_a_thousand_windows_each_exactly_once,
     extend_and_cancel_follow_the_release_rules,
