@@ -14,3 +14,11 @@ pub mod nodes;
 pub mod vocab;
 
 pub use vocab::{EntryType, Scope, synthesize_reason};
+
+/// The value of `row`'s column `*at`, moving `at` to the next column: for
+/// the models' `from_row_at`, which read a model by position.
+fn next_column<T: sea_orm::TryGetable>(row: &sea_orm::QueryResult, at: &mut usize) -> Result<T, sea_orm::DbErr> {
+    let column = *at;
+    *at += 1;
+    row.try_get_by_index(column)
+}

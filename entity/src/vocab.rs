@@ -68,7 +68,21 @@ impl fmt::Display for Scope {
 
 /// A stored (naive UTC) time as the API shows it: `2026-06-10T10:30:00+00:00`.
 pub fn iso8601(t: chrono::NaiveDateTime) -> String {
-    t.format("%Y-%m-%dT%H:%M:%S+00:00").to_string()
+    use chrono::{Datelike, Timelike};
+    // Written out rather than through a chrono format string, which is
+    // parsed again on every call: listings format two or three times a row.
+    match t.year() {
+        // Outside this, and in a leap second, chrono's spelling is kept.
+        year @ 0..=9999 if t.nanosecond() < 1_000_000_000 => format!(
+            "{year:04}-{:02}-{:02}T{:02}:{:02}:{:02}+00:00",
+            t.month(),
+            t.day(),
+            t.hour(),
+            t.minute(),
+            t.second()
+        ),
+        _ => t.format("%Y-%m-%dT%H:%M:%S+00:00").to_string(),
+    }
 }
 
 /// The value `nodes.maintenance_reason` must hold for a node's active entries.
@@ -145,6 +159,23 @@ pub fn fault_column(before: &[node_maintenance::Model], after: &[node_maintenanc
 mod tests {
     use super::*;
     use chrono::NaiveDate;
+
+    #[test]
+    fn iso8601_spells_times_as_chrono_formats_them() {
+        let chrono_spelling = |t: chrono::NaiveDateTime| t.format("%Y-%m-%dT%H:%M:%S+00:00").to_string();
+        let times =
+            ["2026-06-10T10:30:00.999999", "0001-01-02T03:04:05", "9999-12-31T23:59:59.5", "2024-02-29T00:00:00"];
+        for text in times {
+            let t: chrono::NaiveDateTime = text.parse().unwrap();
+            assert_eq!(iso8601(t), chrono_spelling(t), "{text}");
+        }
+        let leap = NaiveDate::from_ymd_opt(2016, 12, 31).unwrap().and_hms_nano_opt(23, 59, 59, 1_500_000_000);
+        let far = NaiveDate::from_ymd_opt(12345, 1, 1).unwrap().and_hms_opt(0, 0, 0);
+        for t in [leap.unwrap(), far.unwrap()] {
+            assert_eq!(iso8601(t), chrono_spelling(t));
+        }
+        assert_eq!(iso8601("2026-06-10T10:30:00".parse().unwrap()), "2026-06-10T10:30:00+00:00");
+    }
 
     #[test]
     fn the_fault_column_follows_the_fault_entry_and_the_last_release() {

@@ -14,7 +14,10 @@ use crate::store::history::HistoryView;
 use chrono::NaiveDateTime;
 use nodemaint_entity::node_history::{self, EVENT_TYPE_MAINTENANCE};
 use nodemaint_entity::{Scope, node_maintenance, node_maintenance_schedule as schedule, nodes};
-use sea_orm::{ColumnTrait, Condition, EntityTrait, QueryFilter, QueryOrder, QuerySelect};
+use sea_orm::{
+    ColumnTrait, Condition, ConnectionTrait, DbErr, EntityTrait, Iterable, JoinType, QueryFilter, QueryOrder,
+    QueryResult, QuerySelect, QueryTrait, RelationTrait, Select,
+};
 
 /// Which windows the estate listing returns.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -154,20 +157,20 @@ impl Maintenance {
     }
 
     async fn active_windows(&self, viewer: &Viewer<'_>, after: i32, limit: u64) -> Result<Read> {
-        let found = node_maintenance::Entity::find()
-            .find_also_related(nodes::Entity)
-            .filter(node_maintenance::Column::EndsAt.is_not_null())
-            .filter(node_maintenance::Column::Id.gt(after))
-            .filter(viewer.nodes())
-            .order_by_asc(node_maintenance::Column::Id)
-            .limit(limit)
-            .all(&self.db)
+        use node_maintenance::Column as C;
+        let select = node_maintenance::Entity::find()
+            .select_only()
+            .columns(C::iter())
+            .join(JoinType::InnerJoin, node_maintenance::Relation::Node.def())
+            .filter(C::EndsAt.is_not_null())
+            .filter(C::Id.gt(after));
+        let found = self
+            .with_nodes(viewer, select, C::iter().count(), C::Id, limit, node_maintenance::Model::from_row_at)
             .await?;
         let (last, full) = (found.last().map(|(e, _)| e.id), found.len() as u64 == limit);
         let rows = found
             .into_iter()
             .filter_map(|(entry, node)| {
-                let node = node?;
                 let scope = viewer.scope_on(&node)?;
                 let view = EntryView::for_caller(&entry, scope);
                 Some(row(&node, format!("active:{}", entry.id), WindowDetail::Entry(Box::new(view))))
@@ -177,25 +180,48 @@ impl Maintenance {
     }
 
     async fn scheduled_windows(&self, viewer: &Viewer<'_>, after: i32, limit: u64) -> Result<Read> {
-        let found = schedule::Entity::find()
-            .find_also_related(nodes::Entity)
-            .filter(schedule::Column::Id.gt(after))
-            .filter(viewer.nodes())
-            .order_by_asc(schedule::Column::Id)
-            .limit(limit)
-            .all(&self.db)
-            .await?;
+        use schedule::Column as C;
+        let select = schedule::Entity::find()
+            .select_only()
+            .columns(C::iter())
+            .join(JoinType::InnerJoin, schedule::Relation::Node.def())
+            .filter(C::Id.gt(after));
+        let found =
+            self.with_nodes(viewer, select, C::iter().count(), C::Id, limit, schedule::Model::from_row_at).await?;
         let (last, full) = (found.last().map(|(w, _)| w.id), found.len() as u64 == limit);
         let rows = found
             .into_iter()
             .filter_map(|(window, node)| {
-                let node = node?;
                 let scope = viewer.scope_on(&node)?;
                 let view = EntryView::scheduled(&window, scope);
                 Some(row(&node, format!("scheduled:{}", window.id), WindowDetail::Entry(Box::new(view))))
             })
             .collect();
         Ok(Read { rows, last, full })
+    }
+
+    /// Up to `limit` rows of `select` (its own columns, joined to `nodes`)
+    /// that the viewer's project may see, in `id` order, each with its node:
+    /// the node's columns follow the row's `width` columns, and both are
+    /// read by position ([`node_maintenance::Model::from_row_at`] says why).
+    async fn with_nodes<E: EntityTrait, M>(
+        &self,
+        viewer: &Viewer<'_>,
+        select: Select<E>,
+        width: usize,
+        id: E::Column,
+        limit: u64,
+        model_at: fn(&QueryResult, usize) -> std::result::Result<M, DbErr>,
+    ) -> Result<Vec<(M, nodes::Model)>> {
+        let statement = select
+            .columns(nodes::Column::iter())
+            .filter(viewer.nodes())
+            .order_by_asc(id)
+            .limit(limit)
+            .build(self.db.get_database_backend());
+        let found = self.db.query_all_raw(statement).await?;
+        let decoded = found.iter().map(|r| Ok((model_at(r, 0)?, nodes::Model::from_row_at(r, width)?)));
+        decoded.collect::<std::result::Result<_, DbErr>>().map_err(Into::into)
     }
 
     /// A window ended when it expired, was cancelled, or was released with

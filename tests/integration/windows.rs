@@ -397,6 +397,16 @@ async fn the_estate_listing_shows_what_each_caller_may_see(t: TestDb) {
     };
     let system = svc.windows(&operator(), &all(100, None)).await.unwrap();
     assert_eq!(uuids(&system), [sys.uuid.clone(), other.uuid.clone(), ten.uuid.clone()], "active, then scheduled");
+    // Each row reads as the node's own listing shows that window, and names its node.
+    for row in &system {
+        let WindowDetail::Entry(seen) = &row.window else { panic!("no ended rows asked for") };
+        let node = row.node_name.clone().unwrap();
+        let listed = svc.list(&operator(), &node).await.unwrap();
+        let mut same = listed.into_iter().find(|e| e.uuid == seen.uuid).unwrap();
+        (same.releasable, same.releasable_reason) = (None, None);
+        assert_eq!(**seen, same, "{node}");
+        assert_eq!(row.node_uuid, nodes::find(&db, &node).await.unwrap().uuid);
+    }
     let lessee = svc.windows(&lessee_admin(), &all(100, None)).await.unwrap();
     assert_eq!(uuids(&lessee), [sys.uuid.clone(), ten.uuid.clone()], "only the leased node");
     match &lessee[0].window {
