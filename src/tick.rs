@@ -12,10 +12,10 @@
 //! IN`; a start reads the due windows (each is checked against the node's
 //! entries), copies them with one `INSERT … SELECT` from the schedule and
 //! writes a multi-row history insert. Both end with one set-based
-//! invariant write. Under the
-//! windows lock, so two ticks (two cron hosts, two `serve` instances) never
-//! do the same work: the second waits and finds nothing to do. With nothing
-//! due, a tick is one statement of two indexed probes and takes no lock.
+//! invariant write. Under the windows lock, so two ticks (two cron hosts,
+//! two `serve` instances) never do the same work: the second waits and finds
+//! nothing to do. With nothing due, a tick is one statement of two indexed
+//! probes and takes no lock.
 
 use crate::authority::caller::Caller;
 use crate::error::{Error, Result};
@@ -223,14 +223,19 @@ async fn expire_batch(
         // extend or a release that came first wins; they see the same rows.
         let marks = vec!["?"; chunk.len()].join(", ");
         let ids = || chunk.iter().map(|(id, _, _)| Value::from(*id));
-        let mut values = vec![Value::from(after.clone()), Value::from(history::user_column(&actor)), Value::from(now)];
+        let mut values = vec![
+            Value::from(after.clone()),
+            Value::from(history::user_column(&actor)),
+            Value::from(history::project_column(&actor)),
+            Value::from(now),
+        ];
         values.extend(ids());
         values.push(now.into());
         txn.execute_raw(stmt(
             backend,
             &format!(
                 "INSERT INTO node_history (uuid, event_type, severity, event, {user}, project, node_id, version, \
-                 created_at) SELECT {uuid}, '{EVENT_TYPE_MAINTENANCE}', 'info', {event}, ?, NULL, m.node_id, '1.0', ? \
+                 created_at) SELECT {uuid}, '{EVENT_TYPE_MAINTENANCE}', 'info', {event}, ?, ?, m.node_id, '1.0', ? \
                  FROM node_maintenance m WHERE m.id IN ({marks}) AND m.ends_at <= ? ORDER BY m.id"
             ),
             values,

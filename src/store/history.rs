@@ -142,6 +142,12 @@ pub(crate) fn user_column(actor: &Caller) -> String {
     cut(&actor.user_id, USER_MAX)
 }
 
+/// The `project` column of an event by `actor`: cut to fit, NULL for none.
+pub(crate) fn project_column(actor: &Caller) -> Option<String> {
+    let project = actor.project_or_empty();
+    (!project.is_empty()).then(|| cut(project, PROJECT_MAX))
+}
+
 /// [`iso8601`] in SQL: whole seconds, cut (not rounded) as chrono's `%S` does.
 fn iso8601_sql(backend: DbBackend, column: &str) -> String {
     match backend {
@@ -174,7 +180,6 @@ pub fn event_model(
     actor: &Caller,
     note: Option<&str>,
 ) -> node_history::ActiveModel {
-    let project = actor.project_or_empty();
     node_history::ActiveModel {
         // Time-ordered (version 7): each event's uuid lands at the right edge
         // of node_history's unique uuid index instead of on a random leaf,
@@ -184,7 +189,7 @@ pub fn event_model(
         severity: Set(Some("info".to_owned())),
         event: Set(Some(event_text(action, entry, actor, note))),
         user: Set(Some(user_column(actor))),
-        project: Set((!project.is_empty()).then(|| cut(project, PROJECT_MAX))),
+        project: Set(project_column(actor)),
         node_id: Set(Some(entry.node_id)),
         version: Set(Some("1.0".to_owned())),
         created_at: Set(Some(now_utc())),

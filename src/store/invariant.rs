@@ -86,7 +86,9 @@ fn values_set(backend: DbBackend, nodes: &[NodeState<'_>], now: chrono::NaiveDat
         DbBackend::Postgres => "(?::integer, ?::boolean, ?::text)",
         _ => "(?, ?, ?)",
     };
-    let rows = std::iter::once(first).chain(std::iter::repeat_n("(?, ?, ?)", nodes.len() - 1)).collect::<Vec<_>>();
+    let rows = std::iter::once(first)
+        .chain(std::iter::repeat_n("(?, ?, ?)", nodes.len().saturating_sub(1)))
+        .collect::<Vec<_>>();
     let mut values: Vec<Value> = vec![now.into()];
     for n in nodes {
         values.extend([

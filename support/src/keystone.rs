@@ -13,16 +13,31 @@ pub const PASSWORD: &str = "s3cret-test";
 /// A running Keystone, stopped (and its files removed) when dropped.
 pub struct Keystone {
     dir: PathBuf,
-    /// The identity endpoint, `http://127.0.0.1:PORT/v3`.
+    /// The identity endpoint, `http://127.0.0.1:PORT/v3` (or `https://localhost:PORT/v3`).
     pub url: String,
 }
 
 impl Keystone {
     pub fn start() -> Keystone {
+        Keystone::start_with(None)
+    }
+
+    /// Served over HTTPS with `tls`'s `server.crt` and `server.key` (for
+    /// the name `localhost`; `ca.crt` signed them): `https://localhost:PORT/v3`.
+    pub fn start_tls(tls: &std::path::Path) -> Keystone {
+        Keystone::start_with(Some(tls))
+    }
+
+    fn start_with(tls: Option<&std::path::Path>) -> Keystone {
         let dir = std::env::temp_dir().join(format!("nodemaint-keystone-{}", uuid::Uuid::new_v4().simple()));
         std::fs::create_dir_all(&dir).unwrap();
         let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
-        let out = Keystone::script(&dir, "start").env("NODEMAINT_KEYSTONE_PORT", port.to_string()).output().unwrap();
+        let mut script = Keystone::script(&dir, "start");
+        script.env("NODEMAINT_KEYSTONE_PORT", port.to_string());
+        if let Some(tls) = tls {
+            script.env("NODEMAINT_KEYSTONE_TLS", tls);
+        }
+        let out = script.output().unwrap();
         assert!(
             out.status.success(),
             "Keystone did not start: {}{}",
@@ -64,6 +79,11 @@ pub enum Scope<'a> {
 
 /// A token for `user` from Keystone's password method.
 pub async fn token(url: &str, user: &str, scope: Scope<'_>) -> String {
+    token_via(&reqwest::Client::new(), url, user, scope).await
+}
+
+/// [`token`] through `http` (a client that trusts a TLS Keystone's CA).
+pub async fn token_via(http: &reqwest::Client, url: &str, user: &str, scope: Scope<'_>) -> String {
     let scope = match scope {
         Scope::System => json!({"system": {"all": true}}),
         Scope::Project(id) => json!({"project": {"id": id}}),
@@ -72,7 +92,7 @@ pub async fn token(url: &str, user: &str, scope: Scope<'_>) -> String {
         "identity": {"methods": ["password"], "password": {"user": {"name": user, "domain": {"name": "Default"}, "password": PASSWORD}}},
         "scope": scope,
     }});
-    let r = reqwest::Client::new().post(format!("{url}/auth/tokens?nocatalog")).json(&body).send().await.unwrap();
+    let r = http.post(format!("{url}/auth/tokens?nocatalog")).json(&body).send().await.unwrap();
     assert_eq!(r.status(), StatusCode::CREATED, "token for {user}");
     r.headers()["X-Subject-Token"].to_str().unwrap().to_owned()
 }

@@ -4,13 +4,14 @@
 //! `baremetal` catalog entry made through Keystone's own API: the spec's
 //! scenarios 5 and 6 with real project- and system-scoped tokens,
 //! lockout/tagout by the token's user id, forged headers, revoked tokens,
-//! Keystone stopped, and the real `baremetal` client logging in with a
-//! password and finding nodemaint in the catalog. On SQLite and PostgreSQL.
+//! Keystone stopped, the real `baremetal` client logging in with a password
+//! and finding nodemaint in the catalog, and a Keystone served over HTTPS
+//! (`cafile`, `insecure`). On SQLite and PostgreSQL.
 
 use crate::api::Server;
 use crate::common::{Backend, ConfigFile, TestDb, count};
 use nodemaint::admin::legacy_nodes::{self, NewNode, NodeChange};
-use nodemaint_test_support::keystone::{Admin, Keystone, PASSWORD, Scope, token};
+use nodemaint_test_support::keystone::{Admin, Keystone, PASSWORD, Scope, token, token_via};
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 use std::path::PathBuf;
@@ -403,4 +404,46 @@ async fn the_service_can_authenticate_with_an_application_credential() {
     assert_eq!(status, StatusCode::OK, "{body}");
     let (status, _, _) = call(&api, reqwest::Method::GET, "/v1/nodes/myNode", Some("made-up"), None).await;
     assert_eq!(status, StatusCode::UNAUTHORIZED);
+}
+
+/// `cafile` and `insecure`: a Keystone served over HTTPS by a CA of the
+/// test's own is trusted when `cafile` names that CA or `insecure = true`,
+/// and refused (503, never a pass) with no CA or another CA.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_keystone_over_tls_is_trusted_through_cafile_or_insecure_and_refused_otherwise() {
+    let dir = std::env::temp_dir().join(format!("nodemaint-keystone-tls-{}", uuid::Uuid::new_v4().simple()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let user = String::from_utf8(Command::new("id").arg("-un").output().unwrap().stdout).unwrap();
+    let certs = crate::tls::make_certs(&dir, user.trim());
+    let keystone = Keystone::start_tls(&dir);
+    assert!(keystone.url.starts_with("https://localhost:"), "{}", keystone.url);
+    let ca = reqwest::Certificate::from_pem(&std::fs::read(&certs.ca).unwrap()).unwrap();
+    let http = reqwest::Client::builder().add_root_certificate(ca).build().unwrap();
+    let operator = token_via(&http, &keystone.url, "admin", Scope::System).await;
+
+    let t = backends().await.into_iter().next().unwrap();
+    let db = t.connect().await;
+    nodemaint::schema::upgrade(&db, &t.url, Default::default()).await.unwrap();
+    let node = NewNode { name: Some("myNode".into()), ..Default::default() };
+    legacy_nodes::create(&db, node).await.unwrap();
+    let cases = [
+        (format!("cafile = \"{}\"", certs.ca.display()), StatusCode::OK),
+        ("insecure = true".to_owned(), StatusCode::OK),
+        (String::new(), StatusCode::SERVICE_UNAVAILABLE),
+        (format!("cafile = \"{}\"", certs.wrong_ca.display()), StatusCode::SERVICE_UNAVAILABLE),
+    ];
+    for (extra, expected) in cases {
+        // The bootstrap admin serves as the service user: this is about the transport.
+        let config = ConfigFile::new(&format!(
+            "[keystone_authtoken]\nauth_url = \"{}\"\nauth_type = \"password\"\nusername = \"admin\"\n\
+             password = \"{PASSWORD}\"\nproject_name = \"admin\"\nuser_domain_name = \"Default\"\n\
+             project_domain_name = \"Default\"\n{extra}\n",
+            keystone.url
+        ));
+        let api = Server::start_with(&t.url, "keystone", &["--config", &config.path()]);
+        let (status, _, body) = call(&api, reqwest::Method::GET, "/v1/nodes/myNode", Some(&operator), None).await;
+        assert_eq!(status, expected, "with [{extra}]: {body}");
+    }
+    drop(keystone);
+    let _ = std::fs::remove_dir_all(&dir);
 }

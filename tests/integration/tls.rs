@@ -37,14 +37,15 @@ fn scratch(owner: &str) -> PathBuf {
 
 /// A CA, a server certificate it signed for `localhost` (no IP address),
 /// and another CA that signed nothing here.
-struct Certs {
-    ca: PathBuf,
-    wrong_ca: PathBuf,
-    cert: PathBuf,
-    key: PathBuf,
+pub(crate) struct Certs {
+    pub(crate) ca: PathBuf,
+    pub(crate) wrong_ca: PathBuf,
+    pub(crate) cert: PathBuf,
+    pub(crate) key: PathBuf,
 }
 
-fn make_certs(dir: &Path, owner: &str) -> Certs {
+/// Made with `openssl` in `dir`, owned by `owner` (the server's user).
+pub(crate) fn make_certs(dir: &Path, owner: &str) -> Certs {
     let p = |name: &str| dir.join(name);
     let ca_ext = ["-addext", "basicConstraints=critical,CA:TRUE", "-addext", "keyUsage=critical,keyCertSign,cRLSign"];
     for (name, subject) in [("ca", "/CN=nodemaint test CA"), ("wrong-ca", "/CN=someone else's CA")] {

@@ -7,6 +7,9 @@
 #
 #   NODEMAINT_KEYSTONE_DIR=/tmp/ks NODEMAINT_KEYSTONE_PORT=5001 bash tests/keystone/keystone.sh start
 #       prints the identity endpoint (http://127.0.0.1:5001/v3)
+#       with NODEMAINT_KEYSTONE_TLS=DIR (holding server.crt, server.key and the
+#       ca.crt that signed them, for the name localhost): served over HTTPS,
+#       printing https://localhost:5001/v3
 #   NODEMAINT_KEYSTONE_DIR=/tmp/ks bash tests/keystone/keystone.sh stop
 #   bash tests/keystone/keystone.sh install    # only the virtual environment
 set -euo pipefail
@@ -24,7 +27,13 @@ start() {
   local dir=${NODEMAINT_KEYSTONE_DIR:?set NODEMAINT_KEYSTONE_DIR}
   local port=${NODEMAINT_KEYSTONE_PORT:-5001}
   local password=${NODEMAINT_KEYSTONE_PASSWORD:-secret}
-  local url="http://127.0.0.1:$port/v3"
+  local tls=${NODEMAINT_KEYSTONE_TLS:-}
+  local url="http://127.0.0.1:$port/v3" socket=(--http11-socket "127.0.0.1:$port") cafile=None
+  if [ -n "$tls" ]; then
+    url="https://localhost:$port/v3"
+    socket=(--https-socket "127.0.0.1:$port,$tls/server.crt,$tls/server.key")
+    cafile="'$tls/ca.crt'"
+  fi
   install
   mkdir -p "$dir/fernet-keys" "$dir/credential-keys"
   cat >"$dir/keystone.conf" <<CONF
@@ -51,11 +60,11 @@ CONF
     "${manage[@]}" bootstrap --bootstrap-password "$password" --bootstrap-admin-url "$url" \
       --bootstrap-public-url "$url" --bootstrap-internal-url "$url" --bootstrap-region-id RegionOne
   } >>"$dir/setup.log" 2>&1 || { echo "keystone: set-up failed:" >&2; tail -n 30 "$dir/setup.log" >&2; exit 1; }
-  OS_KEYSTONE_CONFIG_FILES="$dir/keystone.conf" setsid "$venv/bin/uwsgi" --http11-socket "127.0.0.1:$port" \
+  OS_KEYSTONE_CONFIG_FILES="$dir/keystone.conf" setsid "$venv/bin/uwsgi" "${socket[@]}" \
     --module keystone.wsgi.api:application --master --processes 2 --threads 2 --need-app \
     --die-on-term --pidfile "$dir/uwsgi.pid" </dev/null >>"$dir/uwsgi.log" 2>&1 &
   for _ in $(seq 1 120); do
-    if python3 -c "import urllib.request; urllib.request.urlopen('$url', timeout=1)" 2>/dev/null; then
+    if python3 -c "import ssl, urllib.request; urllib.request.urlopen('$url', timeout=1, context=ssl.create_default_context(cafile=$cafile))" 2>/dev/null; then
       echo "$url"
       return 0
     fi
