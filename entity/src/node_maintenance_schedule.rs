@@ -3,7 +3,6 @@
 //! moves it into `node_maintenance` (an active entry with the same uuid and
 //! `ends_at`) and deletes it here.
 
-use crate::next_column;
 use sea_orm::entity::prelude::*;
 
 #[derive(Clone, Debug, PartialEq, Eq, DeriveEntityModel)]
@@ -31,32 +30,24 @@ pub struct Model {
     pub updated_at: Option<DateTime>,
 }
 
-impl Model {
-    /// This model from `row`'s columns from `at` on, in [`Column`]'s order
-    /// (what `select_only().columns(Column::iter())` selects), read by
-    /// position: a derived decode looks each column up by its name, built
-    /// afresh per column when the select prefixes it (a join), which was
-    /// most of the estate listing's time per row. Fields in declaration order.
-    pub fn from_row_at(row: &sea_orm::QueryResult, at: usize) -> Result<Model, DbErr> {
-        let mut at = at;
-        Ok(Model {
-            id: next_column(row, &mut at)?,
-            uuid: next_column(row, &mut at)?,
-            node_id: next_column(row, &mut at)?,
-            entry_type: next_column(row, &mut at)?,
-            reason: next_column(row, &mut at)?,
-            scope: next_column(row, &mut at)?,
-            asserted_by: next_column(row, &mut at)?,
-            asserted_by_project: next_column(row, &mut at)?,
-            starts_at: next_column(row, &mut at)?,
-            ends_at: next_column(row, &mut at)?,
-            extra: next_column(row, &mut at)?,
-            version: next_column(row, &mut at)?,
-            created_at: next_column(row, &mut at)?,
-            updated_at: next_column(row, &mut at)?,
-        })
-    }
+crate::from_row_at!(
+    id,
+    uuid,
+    node_id,
+    entry_type,
+    reason,
+    scope,
+    asserted_by,
+    asserted_by_project,
+    starts_at,
+    ends_at,
+    extra,
+    version,
+    created_at,
+    updated_at
+);
 
+impl Model {
     /// The window as an entry while it waits: asserted when it was
     /// scheduled. What release floors, policy, masking and history read.
     pub fn as_pending_entry(&self) -> super::node_maintenance::Model {

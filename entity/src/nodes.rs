@@ -1,7 +1,6 @@
 //! Ironic's `nodes` table: only the columns nodemaint reads or writes.
 //! Ironic has ~65 columns; the others keep their defaults and are never touched.
 
-use crate::next_column;
 use sea_orm::entity::prelude::*;
 use serde::Serialize;
 
@@ -30,30 +29,20 @@ pub struct Model {
     pub updated_at: Option<DateTime>,
 }
 
-impl Model {
-    /// This model from `row`'s columns from `at` on, in [`Column`]'s order
-    /// (what `select_only().columns(Column::iter())` selects), read by
-    /// position: a derived decode looks each column up by its name, built
-    /// afresh per column when the select prefixes it (a join), which was
-    /// most of the estate listing's time per row. Fields in declaration order.
-    pub fn from_row_at(row: &sea_orm::QueryResult, at: usize) -> Result<Model, DbErr> {
-        let mut at = at;
-        Ok(Model {
-            id: next_column(row, &mut at)?,
-            uuid: next_column(row, &mut at)?,
-            name: next_column(row, &mut at)?,
-            owner: next_column(row, &mut at)?,
-            lessee: next_column(row, &mut at)?,
-            maintenance: next_column(row, &mut at)?,
-            maintenance_reason: next_column(row, &mut at)?,
-            fault: next_column(row, &mut at)?,
-            reservation: next_column(row, &mut at)?,
-            version: next_column(row, &mut at)?,
-            created_at: next_column(row, &mut at)?,
-            updated_at: next_column(row, &mut at)?,
-        })
-    }
-}
+crate::from_row_at!(
+    id,
+    uuid,
+    name,
+    owner,
+    lessee,
+    maintenance,
+    maintenance_reason,
+    fault,
+    reservation,
+    version,
+    created_at,
+    updated_at
+);
 
 #[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]
 pub enum Relation {

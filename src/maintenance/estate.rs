@@ -203,7 +203,7 @@ impl Maintenance {
     /// Up to `limit` rows of `select` (its own columns, joined to `nodes`)
     /// that the viewer's project may see, in `id` order, each with its node:
     /// the node's columns follow the row's `width` columns, and both are
-    /// read by position ([`node_maintenance::Model::from_row_at`] says why).
+    /// read by position (the entity crate's `from_row_at!` says why).
     async fn with_nodes<E: EntityTrait, M>(
         &self,
         viewer: &Viewer<'_>,
