@@ -18,8 +18,14 @@ pub enum Error {
     Conflict(String),
     /// Bad configuration or arguments: a malformed URL, an unreadable config file.
     Config(String),
-    /// The database server could not be reached or refused the login.
+    /// The database server could not be reached or refused the login, or no
+    /// pooled connection came free within `[database] pool_timeout`.
     Unreachable(String),
+    /// 503: the connection died under the operation (the server restarted,
+    /// shut down, killed the session, or the network dropped it). The
+    /// transaction was not committed, unless it died during the commit
+    /// itself (`committing`): then whether the change was made is unknown.
+    Lost { message: String, committing: bool },
     /// The database is not one nodemaint can work on, or lacks our schema.
     Schema(String),
     /// Another process held a lock past the timeout.
@@ -51,6 +57,9 @@ pub enum DbFailure {
     /// A Galera node that is not ready for clients (not synced, or not in
     /// the cluster's primary component): try another node.
     NotReady,
+    /// The server ended the session: it is shutting down or restarting,
+    /// an administrator killed the connection, or it cannot take clients now.
+    ConnectionLost,
     /// A unique key refused the row.
     UniqueViolation,
     /// The user lacks a privilege (or the SQLite file is read-only).
@@ -78,6 +87,10 @@ impl DbFailure {
                 "55P03" => DbFailure::Busy,
                 "23505" => DbFailure::UniqueViolation,
                 "42501" => DbFailure::Privilege,
+                // admin_shutdown ("terminating connection due to administrator
+                // command"), crash_shutdown, cannot_connect_now, and class 08.
+                "57P01" | "57P02" | "57P03" => DbFailure::ConnectionLost,
+                state if state.starts_with("08") => DbFailure::ConnectionLost,
                 _ => DbFailure::Other,
             },
             Server::Mysql => match number.unwrap_or_default() {
@@ -91,6 +104,9 @@ impl DbFailure {
                 1047 => DbFailure::NotReady,
                 1062 | 1586 => DbFailure::UniqueViolation,
                 1044 | 1142 | 1143 | 1227 => DbFailure::Privilege,
+                // Server shutdown in progress, connection killed (MariaDB),
+                // server gone away, lost connection, inactivity disconnect.
+                1053 | 1927 | 2006 | 2013 | 4031 => DbFailure::ConnectionLost,
                 _ => DbFailure::Other,
             },
             // Primary result codes are the low byte of the extended ones.
@@ -119,7 +135,7 @@ impl Error {
             Error::Forbidden(_) => 403,
             Error::NotFound(_) => 404,
             Error::Conflict(_) => 409,
-            Error::Unreachable(_) | Error::LockTimeout(_) | Error::Contended(_) => 503,
+            Error::Unreachable(_) | Error::Lost { .. } | Error::LockTimeout(_) | Error::Contended(_) => 503,
             Error::Config(_) | Error::Schema(_) | Error::Database { .. } | Error::Privileges(_) => 500,
         }
     }
@@ -128,7 +144,7 @@ impl Error {
     pub fn exit_code(&self) -> u8 {
         match self {
             Error::Config(_) => 3,
-            Error::Unreachable(_) | Error::Privileges(_) => 4,
+            Error::Unreachable(_) | Error::Lost { .. } | Error::Privileges(_) => 4,
             Error::Schema(_) => 5,
             Error::LockTimeout(_) => 6,
             Error::NotFound(_) => 7,
@@ -148,6 +164,7 @@ impl Error {
             | Error::Conflict(m)
             | Error::Config(m)
             | Error::Unreachable(m)
+            | Error::Lost { message: m, .. }
             | Error::Schema(m)
             | Error::LockTimeout(m)
             | Error::Privileges(m)
@@ -211,11 +228,7 @@ fn lost_connection(e: &DbErr) -> bool {
         | DbErr::Query(RuntimeErr::SqlxError(inner))
         | DbErr::Conn(RuntimeErr::SqlxError(inner)) => matches!(
             inner.as_ref(),
-            sqlx::Error::Io(_)
-                | sqlx::Error::Tls(_)
-                | sqlx::Error::PoolTimedOut
-                | sqlx::Error::PoolClosed
-                | sqlx::Error::WorkerCrashed
+            sqlx::Error::Io(_) | sqlx::Error::Tls(_) | sqlx::Error::PoolClosed | sqlx::Error::WorkerCrashed
         ),
         _ => false,
     }
@@ -250,13 +263,21 @@ impl From<DbErr> for Error {
                 describe(&e)
             ));
         }
-        if lost_connection(&e) {
-            return Error::Unreachable(format!("lost the database connection: {}", describe(&e)));
+        if let DbErr::ConnectionAcquire(_) = &e {
+            return Error::Unreachable(
+                "no database connection within [database] pool_timeout: the database server is unreachable, or every \
+                 connection is busy; nothing was written; try again"
+                    .into(),
+            );
+        }
+        if kind == DbFailure::ConnectionLost || lost_connection(&e) {
+            return Error::Lost {
+                message: format!("lost the database connection ({}); nothing was written; try again", describe(&e)),
+                committing: false,
+            };
         }
         match &e {
-            DbErr::Conn(_) | DbErr::ConnectionAcquire(_) => {
-                Error::Unreachable(format!("lost the database connection: {}", describe(&e)))
-            }
+            DbErr::Conn(_) => Error::Unreachable(format!("lost the database connection: {}", describe(&e))),
             _ => Error::Database { message: format!("database error: {}; nothing was changed", describe(&e)), kind },
         }
     }
@@ -287,6 +308,11 @@ impl Error {
         Error::NotFound(format!("Maintenance entry {uuid} could not be found on node {node}."))
     }
 
+    /// Whether the connection died under the operation ([`Error::Lost`]).
+    pub fn is_lost_connection(&self) -> bool {
+        matches!(self, Error::Lost { .. })
+    }
+
     /// Whether the failed transaction may be run again as a whole
     /// (a deadlock, a serialization failure, a busy or locked database).
     pub fn is_transient(&self) -> bool {
@@ -306,6 +332,8 @@ mod tests {
             (Error::NotFound("x".into()), 404, 7),
             (Error::Conflict("x".into()), 409, 9),
             (Error::Contended("x".into()), 503, 12),
+            (Error::Lost { message: "x".into(), committing: false }, 503, 4),
+            (Error::Unreachable("x".into()), 503, 4),
         ];
         for (e, status, code) in cases {
             assert_eq!(e.http_status(), status);
@@ -323,6 +351,9 @@ mod tests {
             (Server::Postgres, Some("23505"), None, UniqueViolation),
             (Server::Postgres, Some("42501"), None, Privilege),
             (Server::Postgres, Some("42P01"), None, Other),
+            (Server::Postgres, Some("57P01"), None, ConnectionLost),
+            (Server::Postgres, Some("57P03"), None, ConnectionLost),
+            (Server::Postgres, Some("08006"), None, ConnectionLost),
             (Server::Mysql, Some("40001"), Some(1213), Deadlock),
             (Server::Mysql, Some("HY000"), Some(1205), Busy),
             (Server::Mysql, Some("HY000"), Some(1020), Serialization),
@@ -330,6 +361,9 @@ mod tests {
             (Server::Mysql, Some("23000"), Some(1062), UniqueViolation),
             (Server::Mysql, Some("42000"), Some(1142), Privilege),
             (Server::Mysql, Some("42S02"), Some(1146), Other),
+            (Server::Mysql, Some("08S01"), Some(1053), ConnectionLost),
+            (Server::Mysql, Some("70100"), Some(1927), ConnectionLost),
+            (Server::Mysql, Some("HY000"), Some(2013), ConnectionLost),
             (Server::Sqlite, None, Some(5), Busy),
             (Server::Sqlite, None, Some(517), Busy),
             (Server::Sqlite, None, Some(6), Busy),

@@ -9,7 +9,7 @@ use std::path::PathBuf;
     name = "nodemaint",
     version,
     about = "Typed node maintenance for OpenStack Ironic: migrations, backfill, nodes and fleets",
-    after_help = "Examples:\n  nodemaint db upgrade\n  nodemaint --database-url postgres://ironic@db/ironic db status\n  nodemaint fleet seed --nodes 10000 --maintained-fraction 0.1\n  nodemaint maintenance add myNode --type operator_hold --reason \"Row C power work\"\n\nExit codes: 0 ok, 3 configuration, 4 database unreachable or a privilege missing, 5 not an Ironic/nodemaint database or schema missing, 6 lock timeout, 7 not found, 8 forbidden, 9 conflict, 10 bad input, 11 other database error, 12 contention: retried and still conflicting (try again), 127 bad arguments, 130/143 interrupted (SIGINT/SIGTERM; the open transaction rolled back)."
+    after_help = "Examples:\n  nodemaint db upgrade\n  nodemaint --database-url postgres://ironic@db/ironic db status\n  nodemaint --config-file /etc/ironic/ironic.conf upgrade check\n  nodemaint fleet seed --nodes 10000 --maintained-fraction 0.1\n  nodemaint maintenance add myNode --type operator_hold --reason \"Row C power work\"\n\nExit codes: 0 ok, 3 configuration, 4 database unreachable or a privilege missing, 5 not an Ironic/nodemaint database or schema missing, 6 lock timeout, 7 not found, 8 forbidden, 9 conflict, 10 bad input, 11 other database error, 12 contention: retried and still conflicting (try again), 127 bad arguments, 130/143 interrupted (SIGINT/SIGTERM; the open transaction rolled back)."
 )]
 pub struct Cli {
     #[command(flatten)]
@@ -25,9 +25,17 @@ pub struct Global {
     /// Default: the config file's [database] url, else sqlite://nodemaint.db.
     #[arg(long, global = true, env = "NODEMAINT_DATABASE_URL", hide_env_values = true)]
     pub database_url: Option<String>,
-    /// TOML configuration file ([database] url, [upgrade] pin_release_version, [policy] file).
+    /// nodemaint's TOML configuration file ([database] url, [upgrade] pin_release_version, [policy] file).
     #[arg(long, global = true, env = "NODEMAINT_CONFIG")]
     pub config: Option<PathBuf>,
+    /// An oslo.config file such as /etc/ironic/ironic.conf, read with Ironic's key names
+    /// ([database] connection, [keystone_authtoken], [oslo_policy], [healthcheck]); repeatable,
+    /// later files win.
+    #[arg(long = "config-file", global = true, value_name = "FILE")]
+    pub config_files: Vec<PathBuf>,
+    /// A directory of oslo.config files: every *.conf in it, in name order, read after --config-file.
+    #[arg(long = "config-dir", global = true, value_name = "DIR")]
+    pub config_dirs: Vec<PathBuf>,
     /// Output format: tables for people, JSON for machines (on stdout).
     #[arg(long, global = true, value_enum, default_value_t = Format::Table)]
     pub format: Format,
@@ -119,9 +127,10 @@ pub struct ServeArgs {
     /// The URL clients reach this API at, used in links (default: the request's Host).
     #[arg(long, value_parser = http_url)]
     pub public_endpoint: Option<String>,
-    /// Most database connections the API holds open.
-    #[arg(long, default_value_t = 16)]
-    pub db_max_connections: u32,
+    /// Most database connections the API holds open [default: the config's [database]
+    /// max_pool_size, else 16].
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=10_000))]
+    pub db_max_connections: Option<u32>,
     /// Seconds a request body may take to arrive; a slower one is answered 408.
     #[arg(long, default_value_t = 30, value_parser = clap::value_parser!(u64).range(1..=3600))]
     pub body_timeout: u64,

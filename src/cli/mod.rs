@@ -38,6 +38,9 @@ pub fn init_logging(verbose: u8, quiet: bool) {
         .try_init();
 }
 
+/// `serve`'s pool without `--db-max-connections` or `[database] max_pool_size`.
+const DEFAULT_SERVE_POOL: u32 = 16;
+
 /// Exit code of `upgrade check` when the checks could not run at all.
 const EXIT_CHECKS_COULD_NOT_RUN: u8 = 255;
 /// Exit code of `reconcile` for any error (as ironic-dbsync's online data migrations).
@@ -140,13 +143,11 @@ struct Pin {
 fn pin_from(flag: &Option<String>, global: &Global) -> Result<Option<Pin>> {
     let pin = match flag {
         Some(version) => Some(Pin { version: version.clone(), source: "--pin-release-version".to_owned() }),
-        None => load_config(global)?.upgrade.pin_release_version.map(|version| Pin {
-            version,
-            source: format!(
-                "[upgrade] pin_release_version in {}",
-                config_path(global).map(|p| p.display().to_string()).unwrap_or_default()
-            ),
-        }),
+        None => {
+            let config = load_config(global)?;
+            let source = config.pin_source();
+            config.upgrade.pin_release_version.map(|version| Pin { version, source })
+        }
     };
     let Some(pin) = pin.filter(|p| !p.version.trim().is_empty()) else { return Ok(None) };
     let parts: Vec<&str> = pin.version.trim().split('.').collect();
@@ -199,24 +200,33 @@ async fn reconcile(args: &ReconcileArgs, global: &Global, out: &Output) -> Resul
     Ok(if report.remaining() > 0 { 1 } else { 0 })
 }
 
-/// The config file's contents, read once per command (the database URL,
-/// the pin and the policy all come from it; one process runs one command).
+/// The configuration, read once per command (the database URL, the pin,
+/// the policy and the pool all come from it; one process runs one command).
 fn load_config(global: &Global) -> Result<Config> {
     static LOADED: std::sync::OnceLock<Config> = std::sync::OnceLock::new();
     if let Some(config) = LOADED.get() {
         return Ok(config.clone());
     }
-    let config = match config_path(global) {
-        Some(path) => Config::load(path)?,
-        None => Config::default(),
+    let files = nodemaint::config::Files {
+        toml: config_path(global).map(ToOwned::to_owned),
+        oslo_files: global.config_files.clone(),
+        oslo_dirs: global.config_dirs.clone(),
     };
+    let config = files.load()?;
     Ok(LOADED.get_or_init(|| config).clone())
 }
 
-/// The config file: `--config` / `NODEMAINT_CONFIG`, where an empty value
-/// (`NODEMAINT_CONFIG=`) means none, as unsetting it would.
+/// The TOML config file: `--config` / `NODEMAINT_CONFIG`, where an empty
+/// value (`NODEMAINT_CONFIG=`) means none, as unsetting it would.
 fn config_path(global: &Global) -> Option<&std::path::Path> {
     global.config.as_deref().filter(|p| !p.as_os_str().is_empty())
+}
+
+/// The pool a command uses: how long it waits for a connection comes from
+/// `[database] pool_timeout`.
+fn pool_options(global: &Global, max_connections: Option<u32>) -> Result<db::PoolOptions> {
+    let config = load_config(global)?;
+    Ok(db::PoolOptions { max_connections, acquire_timeout: config.database.pool_timeout()? })
 }
 
 /// The database URL: flag or env, then config file, then the embedded default.
@@ -267,7 +277,7 @@ async fn service(global: &Global, caller: &CallerArgs, access: Access) -> Result
 /// file, and commands that only read open it read-only.
 async fn open(global: &Global, access: Access) -> Result<(DatabaseConnection, String)> {
     let url = database_url(global)?;
-    let conn = db::connect_for(&url, None, access).await?;
+    let conn = db::connect_for(&url, &pool_options(global, None)?, access).await?;
     Ok((conn, url))
 }
 
@@ -300,10 +310,25 @@ async fn dispatch(cli: &Cli, out: &Output) -> Result<u8> {
     }
 }
 
-/// The auth strategy: the flag; else keystone when the config has
-/// `[keystone_authtoken]`; else trusted-headers, but only on loopback unless
-/// asked for by name (anyone who reaches the port could claim any identity).
+/// The auth strategy: the flag; else the config's `[DEFAULT] auth_strategy`
+/// (Ironic's key: `keystone` or `noauth`); else keystone when the config
+/// has `[keystone_authtoken]`; else trusted-headers, but only on loopback
+/// unless asked for by name (anyone who reaches the port could claim any
+/// identity).
 fn auth_strategy(args: &ServeArgs, config: &Config) -> Result<AuthStrategy> {
+    match (args.auth_strategy, config.default.auth_strategy.as_deref().map(str::trim)) {
+        (Some(strategy), _) => Ok(strategy),
+        (None, Some("keystone")) => Ok(AuthStrategy::Keystone),
+        (None, Some("noauth")) => Ok(AuthStrategy::Noauth),
+        (None, Some(other)) => Err(Error::Config(format!(
+            "[DEFAULT] auth_strategy = {other} in {}: nodemaint serve takes keystone or noauth from there (or pass --auth-strategy)",
+            config.describe()
+        ))),
+        (None, None) => auth_default(args, config),
+    }
+}
+
+fn auth_default(args: &ServeArgs, config: &Config) -> Result<AuthStrategy> {
     match args.auth_strategy {
         Some(strategy) => Ok(strategy),
         None if config.keystone_authtoken.is_some() => Ok(AuthStrategy::Keystone),
@@ -325,15 +350,18 @@ async fn serve(args: &ServeArgs, global: &Global) -> Result<()> {
         (AuthStrategy::Keystone, None) => {
             return Err(Error::Config(format!(
                 "--auth-strategy keystone needs a [keystone_authtoken] section (auth_url, username, password, project_name, …) in the config file{}",
-                config_path(global)
-                    .map(|p| format!(" ({})", p.display()))
-                    .unwrap_or_else(|| "; pass one with --config".into())
+                if config.source.is_some() {
+                    format!(" ({})", config.describe())
+                } else {
+                    "; pass ironic.conf with --config-file, or nodemaint's TOML with --config".into()
+                }
             )));
         }
         _ => None,
     };
     let url = database_url(global)?;
-    let conn = db::connect_for(&url, Some(args.db_max_connections), Access::ReadWrite).await?;
+    let max_connections = args.db_max_connections.or(config.database.max_pool_size).unwrap_or(DEFAULT_SERVE_POOL);
+    let conn = db::connect_for(&url, &pool_options(global, Some(max_connections))?, Access::ReadWrite).await?;
     schema::require_maintenance_table(&conn, &url).await?;
     let options = crate::server::ServeOptions {
         keystone,
@@ -343,6 +371,7 @@ async fn serve(args: &ServeArgs, global: &Global) -> Result<()> {
         auth,
         public_endpoint: args.public_endpoint.clone(),
         tick: (args.tick_interval > 0).then(|| (Duration::from_secs(args.tick_interval), url.clone())),
+        healthcheck: config.healthcheck.enabled.unwrap_or(true),
     };
     let retry = load_config(global)?.database.retry_policy()?;
     crate::server::serve(Maintenance::new(conn, policy).with_retry_policy(retry), options).await

@@ -44,7 +44,7 @@ impl ApiError {
     pub fn error_message(&self) -> String {
         let status = self.status();
         match self {
-            ApiError::Library(e) => fault_body(status, e.message()),
+            ApiError::Library(e) => fault_body(status, &public_message(e)),
             ApiError::Fault(_, message) => fault_body(status, message),
             ApiError::Http(_, description) => py_json(&json!({
                 "code": status.as_u16(),
@@ -55,6 +55,24 @@ impl ApiError {
     }
 }
 
+/// What a client is told. The library's words, except for failures of the
+/// database itself: those name what the client should do, and the driver's
+/// own text (which can name servers and tables) goes to the log only.
+fn public_message(e: &nodemaint::Error) -> std::borrow::Cow<'_, str> {
+    use nodemaint::Error;
+    match e {
+        Error::Unreachable(_) => "The database is unavailable: no connection to it could be had in time. Try again later.".into(),
+        Error::Lost { committing: false, .. } => {
+            "Lost the connection to the database; nothing was written. Try again.".into()
+        }
+        Error::Lost { committing: true, .. } => "Lost the connection to the database during the commit: whether the change was made is unknown. Check before trying again.".into(),
+        Error::Database { .. } | Error::Privileges(_) | Error::Schema(_) | Error::Config(_) => {
+            "The database failed this request; nothing was changed. The service's log has the details.".into()
+        }
+        other => other.message().into(),
+    }
+}
+
 fn fault_body(status: StatusCode, message: &str) -> String {
     let faultcode = if status.is_server_error() { "Server" } else { "Client" };
     py_json(&json!({"faultcode": faultcode, "faultstring": message, "debuginfo": null}))
@@ -62,8 +80,10 @@ fn fault_body(status: StatusCode, message: &str) -> String {
 
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
-        if self.status().is_server_error() {
-            tracing::error!("{}", self.error_message());
+        match &self {
+            ApiError::Library(e) if self.status().is_server_error() => tracing::error!("{}", e.message()),
+            _ if self.status().is_server_error() => tracing::error!("{}", self.error_message()),
+            _ => {}
         }
         let body = py_json(&json!({"error_message": self.error_message()}));
         let mut response = (self.status(), body).into_response();
@@ -102,6 +122,25 @@ mod tests {
             kind: nodemaint::error::DbFailure::Other,
         });
         assert!(db.error_message().starts_with(r#"{"faultcode": "Server""#));
+        assert!(!db.error_message().contains("database error: x"), "driver text stays in the log");
+    }
+
+    #[test]
+    fn a_lost_or_unreachable_database_is_a_503_with_retry_after_and_no_driver_text() {
+        for e in [
+            nodemaint::Error::Unreachable("cannot connect to postgres://db/ironic: refused".into()),
+            nodemaint::Error::Lost {
+                message: "lost the database connection (terminating connection due to administrator command)".into(),
+                committing: false,
+            },
+        ] {
+            let api = ApiError::Library(e);
+            let body = api.error_message();
+            assert!(!body.contains("administrator") && !body.contains("postgres://"), "{body}");
+            let response = api.into_response();
+            assert_eq!(response.status(), StatusCode::SERVICE_UNAVAILABLE);
+            assert_eq!(response.headers().get(header::RETRY_AFTER).unwrap(), "1");
+        }
     }
 
     #[test]

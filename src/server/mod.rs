@@ -14,6 +14,7 @@
 mod auth;
 mod errors;
 mod handlers;
+mod health;
 mod keystone;
 mod ticker;
 mod version;
@@ -43,6 +44,8 @@ pub struct AppState {
     /// The token validator, with `--auth-strategy keystone`.
     keystone: Option<Arc<Keystone>>,
     public_endpoint: Option<String>,
+    /// `/healthcheck`'s probe, unless `[healthcheck] enabled = false`.
+    health: Option<Arc<health::Health>>,
 }
 
 /// The caller a request speaks for, set by the identity layer.
@@ -67,16 +70,19 @@ pub struct ServeOptions {
     /// How often the windows tick runs in the server (`None`: never), and
     /// the database URL its lock is named by.
     pub tick: Option<(Duration, String)>,
+    /// Serve `/healthcheck` (`[healthcheck] enabled`).
+    pub healthcheck: bool,
 }
 
 /// The whole API as a router, ready to serve.
 pub fn router(svc: Maintenance, options: &ServeOptions) -> Router {
     let state = AppState {
-        svc,
         auth: options.auth,
         keystone: options.keystone.clone(),
         public_endpoint: options.public_endpoint.clone(),
         body_timeout: options.body_timeout,
+        health: options.healthcheck.then(|| Arc::new(health::Health::new(svc.db().clone()))),
+        svc,
     };
     // Ironic answers every path with or without a trailing slash, and the
     // `baremetal` client asks for `/v1/nodes/?…`.
@@ -104,6 +110,7 @@ pub fn router(svc: Maintenance, options: &ServeOptions) -> Router {
         .route("/", get(handlers::root))
         .route("/v1", get(handlers::v1))
         .route("/v1/", get(handlers::v1))
+        .route("/healthcheck", get(health::healthcheck))
         .merge(nodes)
         .fallback(handlers::not_found)
         .method_not_allowed_fallback(handlers::method_not_allowed)
@@ -266,15 +273,45 @@ async fn read_body(State(state): State<AppState>, request: Request, next: Next) 
 }
 
 /// One line per request on stderr: method, path, status, latency, request id.
+/// A request whose client went away before the answer is logged too, with
+/// status 499 (nginx's "client closed request"): the server drops its
+/// future, and the line is written from the drop.
 async fn access_log(request: Request, next: Next) -> Response {
-    let started = Instant::now();
-    let method = request.method().clone();
-    let path = request.uri().path().to_owned();
-    let request_id = format!("req-{}", uuid::Uuid::new_v4());
+    let mut line = AccessLine {
+        started: Instant::now(),
+        method: request.method().clone(),
+        path: request.uri().path().to_owned(),
+        request_id: format!("req-{}", uuid::Uuid::new_v4()),
+        status: None,
+    };
     let mut response = next.run(request).await;
-    let status = response.status().as_u16();
-    let ms = started.elapsed().as_secs_f64() * 1000.0;
-    tracing::info!(target: "nodemaint::api", "{method} {path} status: {status} time: {ms:.1}ms [{request_id}]");
-    put_header(response.headers_mut(), "x-openstack-request-id", request_id);
+    line.status = Some(response.status().as_u16());
+    put_header(response.headers_mut(), "x-openstack-request-id", line.request_id.clone());
     response
+}
+
+/// A request's access-log line, written when it is dropped: after the
+/// answer, or when the client abandoned the request.
+struct AccessLine {
+    started: Instant,
+    method: axum::http::Method,
+    path: String,
+    request_id: String,
+    status: Option<u16>,
+}
+
+impl Drop for AccessLine {
+    fn drop(&mut self) {
+        let AccessLine { started, method, path, request_id, status } = self;
+        let ms = started.elapsed().as_secs_f64() * 1000.0;
+        match status {
+            Some(status) => {
+                tracing::info!(target: "nodemaint::api", "{method} {path} status: {status} time: {ms:.1}ms [{request_id}]")
+            }
+            None => tracing::warn!(
+                target: "nodemaint::api",
+                "{method} {path} status: 499 (client closed the connection before the answer) time: {ms:.1}ms [{request_id}]"
+            ),
+        }
+    }
 }

@@ -246,16 +246,37 @@ pub enum Access {
     ReadOnly,
 }
 
+/// How the pool is sized and how long a caller waits for one of its connections.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PoolOptions {
+    /// At most this many connections (an API service sizes it to its
+    /// workers); `None` is sea-orm's default, and 4 on SQLite.
+    pub max_connections: Option<u32>,
+    /// How long an operation waits for a connection before it fails with
+    /// [`Error::Unreachable`] (503): `[database] pool_timeout`. While the
+    /// server is down the pool keeps trying to connect for this long, so
+    /// it is also how fast a request learns the database is gone.
+    pub acquire_timeout: Duration,
+}
+
+impl Default for PoolOptions {
+    fn default() -> Self {
+        PoolOptions { max_connections: None, acquire_timeout: crate::config::DEFAULT_POOL_TIMEOUT }
+    }
+}
+
+/// How long the first, direct connection may take (see `probe_server`).
+pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+
 /// Opens a pool on `url` (already normalized) and checks it answers.
 /// SQLite files are created if missing, in WAL mode with a long busy timeout.
 pub async fn connect(url: &str) -> Result<DatabaseConnection> {
     connect_with(url, None).await
 }
 
-/// [`connect`] with a pool of at most `max_connections` (an API service
-/// sizes it to its workers); the default is sea-orm's, and 4 on SQLite.
+/// [`connect`] with a pool of at most `max_connections`.
 pub async fn connect_with(url: &str, max_connections: Option<u32>) -> Result<DatabaseConnection> {
-    connect_for(url, max_connections, Access::Create).await
+    connect_for(url, &PoolOptions { max_connections, ..PoolOptions::default() }, Access::Create).await
 }
 
 /// The file an SQLite URL names when it does not exist yet (only `db
@@ -265,7 +286,7 @@ pub fn missing_sqlite_file(url: &str) -> Option<String> {
 }
 
 /// [`connect_with`] for a command that needs only `access`.
-pub async fn connect_for(url: &str, max_connections: Option<u32>, access: Access) -> Result<DatabaseConnection> {
+pub async fn connect_for(url: &str, pool: &PoolOptions, access: Access) -> Result<DatabaseConnection> {
     if access != Access::Create
         && let Some(path) = missing_sqlite_file(url)
     {
@@ -276,8 +297,8 @@ pub async fn connect_for(url: &str, max_connections: Option<u32>, access: Access
     let mut options = ConnectOptions::new(url.to_owned());
     options
         .sqlx_logging(false)
-        .connect_timeout(Duration::from_secs(10))
-        .acquire_timeout(Duration::from_secs(60))
+        // (sea-orm's connect_timeout is the same sqlx setting: one is enough.)
+        .acquire_timeout(pool.acquire_timeout)
         // A pool pings every connection it hands out unless told otherwise:
         // one more round trip per transaction (of eight for a legacy PUT on
         // PostgreSQL). Only a connection idle this long, which a server,
@@ -295,7 +316,7 @@ pub async fn connect_for(url: &str, max_connections: Option<u32>, access: Access
                 Access::Create => o.create_if_missing(true).journal_mode(SqliteJournalMode::Wal),
             }
         });
-    if let Some(max) = max_connections {
+    if let Some(max) = pool.max_connections {
         options.max_connections(max.max(1));
     } else if backend_of(url) == DbBackend::Sqlite {
         // One writer at a time anyway; a small pool keeps readers concurrent.
@@ -369,12 +390,13 @@ async fn probe_server(url: &str) -> Result<Server> {
             _ => Ok(Server::Single),
         }
     };
-    match tokio::time::timeout(Duration::from_secs(10), attempt).await {
+    match tokio::time::timeout(CONNECT_TIMEOUT, attempt).await {
         Ok(Ok(server)) => Ok(server),
         Ok(Err(e)) => Err(connect_error_text(url, &e.to_string())),
         Err(_) => Err(Error::Unreachable(format!(
-            "cannot connect to {}: no answer within 10s; is the server running, and is the URL right?",
-            redact(url)
+            "cannot connect to {}: no answer within {}s; is the server running, and is the URL right?",
+            redact(url),
+            CONNECT_TIMEOUT.as_secs()
         ))),
     }
 }

@@ -6,6 +6,12 @@
 //! after an exponentially growing, jittered pause, as oslo.db's
 //! `wrap_db_retry` does for Ironic. When the retries run out the caller gets
 //! `Error::Contended` (HTTP 503, exit 12): nothing was written.
+//!
+//! A connection that died before the commit (`Error::Lost`: the server
+//! restarted, or the pool handed out a connection it had not yet found
+//! dead) is also run again, at once, on another connection: nothing was
+//! written. One that died during the commit is not: whether the commit
+//! landed is unknown, and the caller is told so.
 
 use crate::error::{DbFailure, Error, Result};
 use sea_orm::{DatabaseConnection, DatabaseTransaction, TransactionTrait};
@@ -59,6 +65,12 @@ fn jitter() -> f64 {
 
 static RETRIES: AtomicU64 = AtomicU64::new(0);
 
+/// How many times a transaction whose connection died before its commit is
+/// run again on another: more than a pool's connections (serve's 16 by
+/// default), so one request gets through every stale connection to a
+/// fresh one after a restart.
+const MAX_RECONNECTS: u32 = 32;
+
 /// Transactions run again since the process started (the benchmark reports
 /// retries per 1,000 operations).
 pub fn retries() -> u64 {
@@ -75,28 +87,36 @@ where
     Fut: Future<Output = Result<T>>,
 {
     let mut retries = 0;
+    let mut reconnects = 0;
     loop {
-        let result = async {
-            let txn = Arc::new(db.begin().await?);
+        // The error, and whether it came from the commit itself.
+        let result: Result<T, (Error, bool)> = async {
+            let txn = Arc::new(db.begin().await.map_err(|e| (Error::from(e), false))?);
             let result = op(txn.clone()).await;
             let Ok(txn) = Arc::try_unwrap(txn) else {
                 // Dropping the last handle rolls it back.
-                return Err(Error::Database {
-                    message: "internal error: an operation kept its transaction; nothing was changed".into(),
-                    kind: DbFailure::Other,
-                });
+                let message = "internal error: an operation kept its transaction; nothing was changed".into();
+                return Err((Error::Database { message, kind: DbFailure::Other }, false));
             };
             match result {
-                Ok(value) => txn.commit().await.map(|()| value).map_err(Error::from),
+                Ok(value) => txn.commit().await.map(|()| value).map_err(|e| (Error::from(e), true)),
                 Err(e) => {
                     txn.rollback().await.ok();
-                    Err(e)
+                    Err((e, false))
                 }
             }
         }
         .await;
         match result {
-            Err(Error::Database { kind, .. }) if kind.is_transient() && retries >= retry.max_retries => {
+            Ok(value) => return Ok(value),
+            Err((Error::Lost { message, .. }, true)) => {
+                let message = format!(
+                    "{}: it died during the commit, so whether the change was made is unknown; look before trying again",
+                    message.split(';').next().unwrap_or(&message)
+                );
+                return Err(Error::Lost { message, committing: true });
+            }
+            Err((Error::Database { kind, .. }, _)) if kind.is_transient() && retries >= retry.max_retries => {
                 return Err(Error::Contended(format!(
                     "the database refused this change {} time(s) as conflicting with concurrent ones ({}); nothing was written; try again",
                     retries + 1,
@@ -107,14 +127,21 @@ where
                     }
                 )));
             }
-            Err(e) if e.is_transient() => {
+            // After a server restart every pooled connection is dead, and
+            // each is found out (and closed by the pool) only when used: try
+            // as many as a pool holds, without a pause, before giving up.
+            Err((Error::Lost { message, .. }, false)) if reconnects < MAX_RECONNECTS => {
+                reconnects += 1;
+                tracing::debug!(attempt = reconnects, "transaction run again on another connection: {message}");
+            }
+            Err((e, _)) if e.is_transient() => {
                 retries += 1;
                 RETRIES.fetch_add(1, Ordering::Relaxed);
                 let pause = retry.pause(retries);
                 tracing::debug!(retry = retries, pause_ms = pause.as_millis() as u64, "transaction run again: {e}");
                 tokio::time::sleep(pause).await;
             }
-            other => return other,
+            Err((e, _)) => return Err(e),
         }
     }
 }

@@ -78,9 +78,14 @@ impl Server {
     }
 
     pub(crate) fn start_with(url: &str, auth: &str, extra: &[&str]) -> Server {
-        let mut args = vec!["serve", "--bind", "127.0.0.1:0", "--auth-strategy", auth];
+        let mut args = vec!["--database-url", url, "serve", "--bind", "127.0.0.1:0", "--auth-strategy", auth];
         args.extend_from_slice(extra);
-        let mut child = nodemaint_cmd(url, &args)
+        Server::start_with_args(&args)
+    }
+
+    /// `nodemaint ARGS…`, which must run `serve` (with `--bind 127.0.0.1:0`).
+    pub(crate) fn start_with_args(args: &[&str]) -> Server {
+        let mut child = crate::common::bare_cmd(args)
             .env("RUST_LOG", "info")
             .stdout(Stdio::null())
             .stderr(Stdio::piped())

@@ -68,8 +68,16 @@ pub fn runs_as_root(test: &str) -> bool {
 }
 
 pub fn nodemaint_cmd(url: &str, args: &[&str]) -> Command {
+    let mut cmd = bare_cmd(&["--database-url", url]);
+    cmd.args(args);
+    cmd
+}
+
+/// `nodemaint ARGS…` with nothing from this process's environment: no
+/// config file, database URL or log filter unless the arguments name them.
+pub fn bare_cmd(args: &[&str]) -> Command {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_nodemaint"));
-    cmd.arg("--database-url").arg(url).args(args).env_remove("NODEMAINT_CONFIG").env_remove("RUST_LOG");
+    cmd.args(args).env_remove("NODEMAINT_CONFIG").env_remove("NODEMAINT_DATABASE_URL").env_remove("RUST_LOG");
     cmd
 }
 

@@ -171,7 +171,7 @@ async fn without_retries_conflicts_are_503_with_retry_after_and_nothing_half_wri
     let Some(cluster) = shared("galera no retries") else { return };
     let (_db, urls) = database(&cluster).await;
     let names = hot_nodes(&urls[0]).await;
-    let file = ConfigFile::new("[database]\nmax_retries = 0\n");
+    let file = ConfigFile::new("[database]\ndb_max_retries = 0\n");
     let config = file.path();
     let servers: Vec<Arc<Server>> =
         urls.iter().map(|url| Arc::new(Server::start_with(url, "noauth", &["--config", &config]))).collect();

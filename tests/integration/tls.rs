@@ -9,31 +9,10 @@
 //! is encrypted is (the server is asked).
 
 use crate::common::{nodemaint_cmd, ok, stderr};
+use crate::own_postgres::{OwnPostgres, free_port, run, scratch, wait_until};
 use sea_orm::{ConnectionTrait, Statement};
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::time::{Duration, Instant};
-
-fn run(cmd: &mut Command) {
-    let out = cmd.output().unwrap_or_else(|e| panic!("{cmd:?}: {e}"));
-    assert!(
-        out.status.success(),
-        "{cmd:?}: {}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-}
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
-}
-
-fn scratch(owner: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("nodemaint_tls_{}", uuid::Uuid::new_v4().simple()));
-    std::fs::create_dir_all(&dir).unwrap();
-    run(Command::new("chown").arg(format!("{owner}:")).arg(&dir));
-    dir
-}
 
 /// A CA, a server certificate it signed for `localhost` (no IP address),
 /// and another CA that signed nothing here.
@@ -105,80 +84,6 @@ pub(crate) fn make_certs(dir: &Path, owner: &str) -> Certs {
     run(Command::new("chown").arg("-R").arg(format!("{owner}:")).arg(dir));
     run(Command::new("chmod").arg("0600").arg(p("server.key")));
     Certs { ca: p("ca.crt"), wrong_ca: p("wrong-ca.crt"), cert: p("server.crt"), key: p("server.key") }
-}
-
-/// Polls `ready` for up to a minute.
-fn wait_until(what: &str, mut ready: impl FnMut() -> bool) {
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while !ready() {
-        assert!(Instant::now() < deadline, "{what} did not start within 60 s");
-        std::thread::sleep(Duration::from_millis(200));
-    }
-}
-
-/// A PostgreSQL cluster of its own, TLS on, trust authentication; stopped on drop.
-struct TlsPostgres {
-    dir: PathBuf,
-    bin: PathBuf,
-    port: u16,
-    certs: Certs,
-}
-
-impl TlsPostgres {
-    fn start() -> TlsPostgres {
-        let bin = std::fs::read_dir("/usr/lib/postgresql")
-            .expect("PostgreSQL's server binaries under /usr/lib/postgresql")
-            .map(|e| e.unwrap().path().join("bin"))
-            .find(|b| b.join("initdb").exists())
-            .expect("initdb");
-        let dir = scratch("postgres");
-        let data = dir.join("data");
-        let as_postgres = |program: &Path| {
-            let mut cmd = Command::new("setpriv");
-            cmd.args(["--reuid=postgres", "--regid=postgres", "--init-groups"]).arg(program);
-            cmd
-        };
-        run(as_postgres(&bin.join("initdb")).args(["-A", "trust", "-U", "postgres", "--no-sync", "-D"]).arg(&data));
-        let certs = make_certs(&dir, "postgres");
-        let port = free_port();
-        let options = format!(
-            "-c port={port} -c listen_addresses=127.0.0.1 -c unix_socket_directories={} -c ssl=on -c ssl_cert_file={} -c ssl_key_file={} -c fsync=off",
-            dir.display(),
-            certs.cert.display(),
-            certs.key.display()
-        );
-        run(as_postgres(&bin.join("pg_ctl"))
-            .arg("-D")
-            .arg(&data)
-            .arg("-l")
-            .arg(dir.join("log"))
-            .args(["-w", "-o", &options, "start"]));
-        run(as_postgres(&bin.join("createdb")).arg("-h").arg(&dir).args([
-            "-p",
-            &port.to_string(),
-            "-U",
-            "postgres",
-            "ironic",
-        ]));
-        TlsPostgres { dir, bin, port, certs }
-    }
-
-    fn url(&self, host: &str, query: &str) -> String {
-        format!("postgresql+psycopg2://postgres@{host}:{}/ironic?{query}", self.port)
-    }
-}
-
-impl Drop for TlsPostgres {
-    fn drop(&mut self) {
-        let _ = Command::new("setpriv")
-            .args(["--reuid=postgres", "--regid=postgres", "--init-groups"])
-            .arg(self.bin.join("pg_ctl"))
-            .arg("-D")
-            .arg(self.dir.join("data"))
-            .args(["-m", "immediate", "stop"])
-            .output();
-        let _ = std::fs::remove_dir_all(&self.dir);
-    }
 }
 
 /// A MariaDB server of its own, TLS on, no grant tables; killed on drop.
@@ -277,8 +182,11 @@ async fn postgres_verify_full_connects_with_the_right_ca_and_refuses_a_wrong_ca_
     if !crate::common::runs_as_root("tls::postgres_verify_full") {
         return;
     }
-    let pg = TlsPostgres::start();
-    let (right, wrong) = (ca(&pg.certs.ca), ca(&pg.certs.wrong_ca));
+    let pg = OwnPostgres::start(true);
+    let (right, wrong) = {
+        let certs = pg.certs.as_ref().expect("TLS on");
+        (ca(&certs.ca), ca(&certs.wrong_ca))
+    };
     ok(&nodemaint_cmd(
         &pg.url("localhost", &format!("sslmode=verify-full&sslrootcert={right}")),
         &["-q", "db", "upgrade"],
