@@ -60,6 +60,13 @@ pub enum DbFailure {
     /// The server ended the session: it is shutting down or restarting,
     /// an administrator killed the connection, or it cannot take clients now.
     ConnectionLost,
+    /// The server cannot store a value as given: a character outside its
+    /// character set (NUL in PostgreSQL, an emoji in MySQL's utf8mb3).
+    BadCharacter,
+    /// A value longer than its column.
+    TooLong,
+    /// A time outside what the column stores.
+    BadTime,
     /// A unique key refused the row.
     UniqueViolation,
     /// The user lacks a privilege (or the SQLite file is read-only).
@@ -90,6 +97,9 @@ impl DbFailure {
                 // admin_shutdown ("terminating connection due to administrator
                 // command"), crash_shutdown, cannot_connect_now, and class 08.
                 "57P01" | "57P02" | "57P03" => DbFailure::ConnectionLost,
+                "22021" | "22P05" => DbFailure::BadCharacter,
+                "22001" => DbFailure::TooLong,
+                "22008" => DbFailure::BadTime,
                 state if state.starts_with("08") => DbFailure::ConnectionLost,
                 _ => DbFailure::Other,
             },
@@ -107,6 +117,9 @@ impl DbFailure {
                 // Server shutdown in progress, connection killed (MariaDB),
                 // server gone away, lost connection, inactivity disconnect.
                 1053 | 1927 | 2006 | 2013 | 4031 => DbFailure::ConnectionLost,
+                1366 | 1300 => DbFailure::BadCharacter,
+                1406 => DbFailure::TooLong,
+                1292 => DbFailure::BadTime,
                 _ => DbFailure::Other,
             },
             // Primary result codes are the low byte of the extended ones.
@@ -257,6 +270,18 @@ impl From<DbErr> for Error {
                 describe(&e)
             ));
         }
+        if let Some(what) = match kind {
+            DbFailure::BadCharacter => Some(
+                "a text holds a character the database's character set cannot store (NUL; or with MySQL's utf8, \
+                 which is utf8mb3, a 4-byte character such as an emoji): remove it, or connect with charset=utf8mb4",
+            ),
+            DbFailure::TooLong => Some("a value is longer than its database column allows: shorten it"),
+            DbFailure::BadTime => Some("a time is outside what the database stores"),
+            _ => None,
+        } {
+            tracing::debug!("the database refused a value: {}", describe(&e));
+            return Error::BadRequest(format!("The database cannot store this request: {what}; nothing was changed"));
+        }
         if kind == DbFailure::NotReady {
             return Error::Unreachable(format!(
                 "the database node is not ready for clients ({}): a Galera node that is not synced or not in the primary component; use another node, or wait until it has rejoined",
@@ -364,6 +389,9 @@ mod tests {
             (Server::Mysql, Some("08S01"), Some(1053), ConnectionLost),
             (Server::Mysql, Some("70100"), Some(1927), ConnectionLost),
             (Server::Mysql, Some("HY000"), Some(2013), ConnectionLost),
+            (Server::Mysql, Some("22007"), Some(1366), BadCharacter),
+            (Server::Mysql, Some("22001"), Some(1406), TooLong),
+            (Server::Postgres, Some("22021"), None, BadCharacter),
             (Server::Sqlite, None, Some(5), Busy),
             (Server::Sqlite, None, Some(517), Busy),
             (Server::Sqlite, None, Some(6), Busy),

@@ -112,12 +112,25 @@ pub fn typed_api_type(name: &str) -> Result<&'static EntryType> {
 
 pub fn check_reason(reason: Option<&str>) -> Result<()> {
     if let Some(reason) = reason {
+        check_no_nul("Maintenance reason", reason)?;
         let chars = reason.chars().count();
         if chars > REASON_MAX_CHARS {
             return Err(Error::BadRequest(format!(
                 "Maintenance reason is {chars} characters long; at most {REASON_MAX_CHARS} are accepted"
             )));
         }
+    }
+    Ok(())
+}
+
+/// Text with a NUL character, which PostgreSQL cannot store in a text
+/// column (and the other backends would keep, so one database would differ
+/// from another), is refused before anything is written.
+pub fn check_no_nul(what: &str, text: &str) -> Result<()> {
+    if text.contains('\0') {
+        return Err(Error::BadRequest(format!(
+            "{what} contains a NUL character (\\u0000), which the database cannot store; remove it"
+        )));
     }
     Ok(())
 }
@@ -160,6 +173,7 @@ fn json_kind(v: &serde_json::Value) -> &'static str {
 
 /// Identity fields stored in `node_maintenance` must fit `VARCHAR(255)`.
 pub fn check_identity(what: &str, value: &str) -> Result<()> {
+    check_no_nul(what, value)?;
     let chars = value.chars().count();
     if chars > IDENTITY_MAX_CHARS {
         return Err(Error::BadRequest(format!(
@@ -173,6 +187,15 @@ pub fn check_identity(what: &str, value: &str) -> Result<()> {
 mod tests {
     use super::*;
     use crate::authority::release::tests::entry;
+
+    #[test]
+    fn nul_characters_are_refused_before_a_write() {
+        let e = check_reason(Some("x\0y")).unwrap_err();
+        assert_eq!(e.http_status(), 400);
+        assert!(e.message().contains("NUL"), "{e}");
+        assert!(check_identity("User id", "a\0").is_err());
+        assert!(check_reason(Some("line\nbreak\ttab")).is_ok());
+    }
 
     #[test]
     fn unknown_and_reserved_types_are_400() {

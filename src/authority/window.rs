@@ -32,11 +32,34 @@ pub fn parse_time(text: &str, now: NaiveDateTime, what: &str) -> Result<NaiveDat
         }
         .filter(|s| *s <= 3_650 * 86_400)
         .ok_or_else(bad)?;
-        return Ok(now + Duration::seconds(sign * seconds));
+        return within_storable(now + Duration::seconds(sign * seconds), text, what);
     }
     let parsed = DateTime::parse_from_rfc3339(text).map_err(|_| bad())?;
     let utc = parsed.naive_utc();
-    Ok(utc.with_nanosecond(0).unwrap_or(utc))
+    within_storable(utc.with_nanosecond(0).unwrap_or(utc), text, what)
+}
+
+/// The times every backend stores and compares alike, in UTC: MySQL's
+/// DATETIME ends with year 9999 (a later one is stored as zeros), and
+/// SQLite compares times as text, where `+10000-…` sorts before `2026-…`.
+/// Nothing about maintenance needs a time before the Unix epoch.
+pub const EARLIEST: NaiveDateTime = match chrono::NaiveDate::from_ymd_opt(1970, 1, 1) {
+    Some(d) => d.and_hms_opt(0, 0, 0).expect("midnight"),
+    None => panic!("a valid date"),
+};
+pub const LATEST: NaiveDateTime = match chrono::NaiveDate::from_ymd_opt(9999, 12, 31) {
+    Some(d) => d.and_hms_opt(23, 59, 59).expect("a valid time"),
+    None => panic!("a valid date"),
+};
+
+fn within_storable(time: NaiveDateTime, text: &str, what: &str) -> Result<NaiveDateTime> {
+    if (EARLIEST..=LATEST).contains(&time) {
+        return Ok(time);
+    }
+    Err(Error::BadRequest(format!(
+        "{what} '{text}' is {} UTC, outside the times every database stores (1970-01-01T00:00:00Z to 9999-12-31T23:59:59Z)",
+        time.format("%Y-%m-%dT%H:%M:%S")
+    )))
 }
 
 /// A window's times after the checks of [`check`].

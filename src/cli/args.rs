@@ -182,7 +182,7 @@ pub enum UpgradeCommand {
 /// project-scoped caller (how an operator checks what a lessee may do).
 #[derive(Args, Debug, Clone)]
 pub struct CallerArgs {
-    /// User id recorded as asserted_by and in history. Default: $USER.
+    /// User id to act as (on changes, recorded as asserted_by and in history). Default: $USER.
     #[arg(long)]
     pub user: Option<String>,
     /// Act with a project-scoped token for this project (node owner or lessee).
@@ -212,7 +212,7 @@ pub enum MaintenanceCommand {
     },
     /// Add a typed entry at the caller's scope.
     #[command(
-        after_help = "Example:\n  nodemaint maintenance add myNode --type hardware_failure --reason \"Disk 3 has bad sectors, see CIDTEAM-3743\"\n  # a window: held from 22:00 UTC until 02:00, released by `windows tick`:\n  nodemaint maintenance add rack1-n01 --type operator_hold --reason \"Row C power work\" --start 2026-12-05T22:00:00Z --end 2026-12-06T02:00:00Z\n  nodemaint maintenance add rack1-n01 --type operator_hold --reason \"firmware\" --end +2h"
+        after_help = "Example:\n  nodemaint maintenance add myNode --type hardware_failure --reason \"Disk 3 has bad sectors, see CIDTEAM-3743\"\n  # a window: held from 22:00 UTC until 02:00, released by `windows tick`:\n  nodemaint maintenance add rack1-n01 --type operator_hold --reason \"Row C power work\" --start 2026-12-05T22:00:00Z --end 2026-12-06T02:00:00Z\n  nodemaint maintenance add rack1-n01 --type operator_hold --reason \"firmware\" --end +2h\n\nExit codes: 0 added, 7 no such node, 8 forbidden, 9 conflict (an identical entry, or an overlapping window), 10 bad input (type, reason, extra, times)."
     )]
     Add {
         /// Node uuid or name.
@@ -227,11 +227,11 @@ pub enum MaintenanceCommand {
         extra: Option<String>,
         /// A window's planned start (RFC 3339, or +30m / +2h / +1d from now; needs --end).
         /// Later than now: the window is scheduled and touches nothing until then.
-        #[arg(long, requires = "end")]
+        #[arg(long, requires = "end", allow_hyphen_values = true)]
         start: Option<String>,
         /// A window's hard end (RFC 3339, or +30m / +2h / +1d from now): `windows tick`
         /// releases the entry then. Without it the entry never expires.
-        #[arg(long)]
+        #[arg(long, allow_hyphen_values = true)]
         end: Option<String>,
         #[command(flatten)]
         caller: CallerArgs,
@@ -246,7 +246,7 @@ pub enum MaintenanceCommand {
         /// The window's uuid (active or scheduled).
         entry: String,
         /// The new end (RFC 3339, or +30m / +2h / +1d from now), later than the current one.
-        #[arg(long)]
+        #[arg(long, allow_hyphen_values = true)]
         end: String,
         #[command(flatten)]
         caller: CallerArgs,

@@ -77,8 +77,9 @@ pub async fn run(cli: Cli) -> u8 {
     let code = match result {
         Ok(code) => code,
         Err(e) => {
-            out.error(&e);
-            error_exit_code(&cli.command, &e)
+            let code = error_exit_code(&cli.command, &e);
+            out.error(&e, code);
+            code
         }
     };
     tracing::info!("nodemaint {name} finished in {:.1} s, exit code {code}", started.elapsed().as_secs_f64());
@@ -393,12 +394,17 @@ async fn maintenance_command(cmd: &MaintenanceCommand, global: &Global, out: &Ou
                 NewEntry { entry_type: entry_type.clone(), reason: read_reason(reason)?, extra, starts_at, ends_at };
             let created =
                 service(global, caller, Access::ReadWrite).await?.add(&caller_from(caller), node, request).await?;
-            out.entry(&created);
+            if out.confirms() {
+                out.entry(&created);
+            }
         }
         MaintenanceCommand::Extend { node, entry, end, caller } => {
             let ends_at = window::parse_time(end, now_utc(), "--end")?;
             let svc = service(global, caller, Access::ReadWrite).await?;
-            out.entry(&svc.extend(&caller_from(caller), node, entry, ends_at).await?);
+            let extended = svc.extend(&caller_from(caller), node, entry, ends_at).await?;
+            if out.confirms() {
+                out.entry(&extended);
+            }
         }
         MaintenanceCommand::Cancel { node, entry, caller } => {
             let svc = service(global, caller, Access::ReadWrite).await?;
@@ -425,7 +431,9 @@ async fn maintenance_command(cmd: &MaintenanceCommand, global: &Global, out: &Ou
                 .await?
                 .legacy_set(&caller_from(caller), node, read_reason(reason)?)
                 .await?;
-            out.entry(&entry);
+            if out.confirms() {
+                out.entry(&entry);
+            }
         }
         MaintenanceCommand::Unset { node, caller } => {
             let released =
@@ -578,7 +586,9 @@ async fn node_command(cmd: &NodeCommand, global: &Global, out: &Output) -> Resul
                 },
             )
             .await?;
-            out.node(&node);
+            if out.confirms() {
+                out.node(&node);
+            }
         }
         NodeCommand::List { limit, maintenance } => out.nodes(&legacy_nodes::list(&conn, *limit, *maintenance).await?),
         NodeCommand::Show { node } => out.node(&nodes::find(&conn, node).await?),
@@ -596,7 +606,10 @@ async fn node_command(cmd: &NodeCommand, global: &Global, out: &Output) -> Resul
                 },
                 reason: reason.clone(),
             };
-            out.node(&legacy_nodes::set(&conn, node, change).await?);
+            let changed = legacy_nodes::set(&conn, node, change).await?;
+            if out.confirms() {
+                out.node(&changed);
+            }
         }
         NodeCommand::Delete { node } => {
             let deleted = legacy_nodes::delete(&conn, node).await?;

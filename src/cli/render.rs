@@ -63,6 +63,12 @@ impl Output {
         self.format == Format::Json
     }
 
+    /// Whether the result of a change is shown: always as JSON (a machine
+    /// asked for it), as a table unless `-q` (nothing on success).
+    pub fn confirms(&self) -> bool {
+        self.json_mode() || !self.quiet
+    }
+
     fn json<T: Serialize>(&self, value: &T) {
         match serde_json::to_string_pretty(value) {
             Ok(text) => println!("{text}"),
@@ -70,9 +76,18 @@ impl Output {
         }
     }
 
-    pub fn error(&self, e: &Error) {
+    /// An error, and the exit code it ends the command with. As JSON,
+    /// `status` is the HTTP status the API gives the same error, and null
+    /// for one only a command meets (configuration, schema, locks).
+    pub fn error(&self, e: &Error, exit_code: u8) {
         if self.json_mode() {
-            self.json(&serde_json::json!({"error": {"status": e.http_status(), "message": e.message()}}));
+            let status = match e {
+                Error::Config(_) | Error::Schema(_) | Error::LockTimeout(_) | Error::Privileges(_) => None,
+                other => Some(other.http_status()),
+            };
+            self.json(&serde_json::json!({
+                "error": {"status": status, "exit_code": exit_code, "message": e.message()}
+            }));
         } else {
             eprintln!("error: {}", e.message());
         }
@@ -280,6 +295,9 @@ impl Output {
     pub fn released(&self, entries: &[EntryView]) {
         if self.json_mode() {
             return self.json(&serde_json::json!({ "released": entries }));
+        }
+        if self.quiet {
+            return;
         }
         if entries.is_empty() {
             println!("No active entries; maintenance is off.");

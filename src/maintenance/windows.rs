@@ -217,7 +217,7 @@ impl Maintenance {
                 if entries_of(txn, locked.node.id).await?.iter().any(|e| e.uuid == entry_uuid) {
                     return Err(Error::Conflict(format!(
                         "Maintenance entry {entry_uuid} on node {ident} is active, not scheduled; \
-                         release it to end it early (nodemaint maintenance remove {ident} --entry {entry_uuid})"
+                         release it to end it early (DELETE the entry, or nodemaint maintenance remove {ident} {entry_uuid})"
                     )));
                 }
                 self.cancel_locked(txn, caller, &locked, &entry_uuid, ident).await

@@ -181,27 +181,40 @@ fn normalize_base(url: &str, base: &str) -> Result<String> {
             ));
         }
     } else {
-        let Some(after) = normalized.split_once("://").map(|(_, a)| a) else {
-            return Err(bad_url(url, "expected SCHEME://[USER[:PASSWORD]@]HOST[:PORT]/DATABASE"));
-        };
-        let after = after.split('?').next().unwrap_or("");
-        let host_and_path = after.rsplit_once('@').map(|(_, h)| h).unwrap_or(after);
-        let (host, database) = host_and_path.split_once('/').unwrap_or((host_and_path, ""));
-        if host.is_empty() {
-            return Err(bad_url(url, "it names no host"));
+        // A URL parser, not string splitting: `[::1]` and `[::1]:5432` are
+        // hosts, a user name or password may hold reserved characters.
+        let parsed = url::Url::parse(normalized.split('?').next().unwrap_or(&normalized)).map_err(|e| {
+            bad_url(
+                url,
+                &match e {
+                    url::ParseError::InvalidPort => {
+                        format!("its port `{}` is not a number from 1 to 65535", port_text(&normalized))
+                    }
+                    url::ParseError::EmptyHost => "it names no host".to_owned(),
+                    other => other.to_string(),
+                },
+            )
+        })?;
+        if !normalized.contains("://") || parsed.host_str().is_none_or(str::is_empty) {
+            return Err(bad_url(url, "it names no host; expected SCHEME://[USER[:PASSWORD]@]HOST[:PORT]/DATABASE"));
         }
         // Without one, PostgreSQL would connect to the user's own database
         // (often the `postgres` system database) and MySQL to none.
-        if database.is_empty() {
+        if parsed.path().trim_matches('/').is_empty() {
             return Err(bad_url(url, "it names no database; add /DATABASE, e.g. /ironic"));
-        }
-        if let Some((_, port)) = host.rsplit_once(':')
-            && port.parse::<u16>().is_err()
-        {
-            return Err(bad_url(url, &format!("port `{port}` is not a number")));
         }
     }
     Ok(normalized)
+}
+
+/// The port as written in a URL (for a message about it): after the last
+/// `:` of the host part that is not inside an IPv6 address's brackets.
+fn port_text(url: &str) -> &str {
+    let authority = url.split_once("://").map_or(url, |(_, rest)| rest);
+    let authority = authority.split(['/', '?']).next().unwrap_or_default();
+    let host = authority.rsplit_once('@').map_or(authority, |(_, host)| host);
+    let after_brackets = host.rfind(']').map_or(host, |i| &host[i..]);
+    after_brackets.rsplit_once(':').map_or("", |(_, port)| port)
 }
 
 fn bad_url(url: &str, why: &str) -> Error {
@@ -446,11 +459,26 @@ mod tests {
     }
 
     #[test]
+    fn ipv6_hosts_are_hosts_with_or_without_a_port() {
+        for url in [
+            "postgres://postgres@[::1]/db",
+            "postgres://postgres@[::1]:5432/db",
+            "mysql://root@[::1]/db",
+            "mysql+pymysql://root@[::1]:3306/db?charset=utf8",
+            "postgresql+psycopg2://u:p@[fe80::1]/ironic",
+        ] {
+            assert!(normalize_url(url).is_ok(), "{url}: {:?}", normalize_url(url));
+        }
+    }
+
+    #[test]
     fn malformed_urls_are_config_errors_naming_the_problem() {
         for (url, needle) in [
             ("nonsense", "no scheme"),
             ("oracle://h/db", "scheme `oracle`"),
-            ("postgres://u@h:port/db", "port `port`"),
+            ("postgres://u@h:port/db", "port `port` is not a number"),
+            ("mysql://u@[::1]:99999/db", "port `99999`"),
+            ("postgres://u@[::1:5432/db", "invalid IPv6"),
             ("mysql:///db", "no host"),
             ("mysql://root@host:3306", "names no database"),
             ("postgres://u@h/", "names no database"),

@@ -43,10 +43,19 @@ impl From<&nodes::Model> for NodeView {
     }
 }
 
+/// Whether `ident` could be a node's uuid or name at all: no name holds a
+/// NUL (PostgreSQL refuses one in a query) or is longer than the column.
+fn could_name_a_node(ident: &str) -> bool {
+    !ident.contains('\0') && ident.chars().count() <= 255
+}
+
 /// Finds a node by uuid (when `ident` is one) or by name, as Ironic's API
 /// does, without locking it: the one node lookup every operation uses
 /// (`lock` is the same lookup under the node lock).
 pub async fn find<C: ConnectionTrait>(db: &C, ident: &str) -> Result<nodes::Model> {
+    if !could_name_a_node(ident) {
+        return Err(Error::node_not_found(ident));
+    }
     let (by_uuid, value) = ident_key(ident);
     nodes::Model::find_by_statement(statements::find_node(db.get_database_backend(), by_uuid, false, value))
         .one(db)
@@ -77,6 +86,9 @@ pub(crate) async fn lock(txn: &DatabaseTransaction, which: Locking<'_>) -> Resul
     let sqlite = backend == DbBackend::Sqlite;
     match which {
         Locking::Ident(ident) => {
+            if !could_name_a_node(ident) {
+                return Err(Error::node_not_found(ident));
+            }
             let (by_uuid, value) = ident_key(ident);
             if sqlite {
                 let column = if by_uuid { "uuid" } else { "name" };

@@ -5,6 +5,7 @@ mod common;
 
 mod api;
 mod backfill;
+mod bad_input;
 mod catalog;
 mod concurrency;
 mod db_cli;
@@ -15,6 +16,7 @@ mod keystone;
 mod maintenance_cli;
 mod outage;
 mod own_postgres;
+mod readme;
 mod rolling_upgrade;
 mod scenarios;
 mod tls;
