@@ -27,6 +27,9 @@ pub struct EntryView {
     pub reason: Option<String>,
     pub scope: String,
     pub asserted_by: String,
+    /// The asserting project; `null` on the wire for a system entry, which
+    /// has none (stored as `''` so the unique key covers it).
+    #[serde(serialize_with = "empty_as_null")]
     pub asserted_by_project: String,
     /// When it became active; for a scheduled window, when it was scheduled.
     pub asserted_at: String,
@@ -44,6 +47,13 @@ pub struct EntryView {
     /// Why not, when `releasable` is false (the 403 text).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub releasable_reason: Option<String>,
+    /// The node's uuid, for links (not a field of the entry object).
+    #[serde(skip)]
+    pub node_uuid: Option<String>,
+}
+
+fn empty_as_null<S: serde::Serializer>(value: &str, serializer: S) -> std::result::Result<S::Ok, S::Error> {
+    if value.is_empty() { serializer.serialize_none() } else { serializer.serialize_str(value) }
 }
 
 pub const ACTIVE: &str = "active";
@@ -68,6 +78,7 @@ impl EntryView {
             ends_at: entry.ends_at.map(iso8601),
             releasable: None,
             releasable_reason: None,
+            node_uuid: None,
         }
     }
 
@@ -78,6 +89,12 @@ impl EntryView {
             starts_at: Some(iso8601(window.starts_at)),
             ..EntryView::for_caller(&window.as_pending_entry(), caller_scope)
         }
+    }
+
+    /// On the node with this uuid (for links).
+    pub fn on_node(mut self, node: &nodemaint_entity::nodes::Model) -> EntryView {
+        self.node_uuid = node.uuid.clone();
+        self
     }
 
     /// With whether the caller may release it: `blocked` is the 403 text, if any.

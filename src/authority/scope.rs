@@ -15,9 +15,19 @@
 use crate::authority::caller::Caller;
 use nodemaint_entity::Scope;
 
+/// Whether `caller` passes the system-level admin check: a system-scoped
+/// token; or, where scope is not enforced (the legacy model, in which an
+/// admin anywhere is the cloud's admin, as Ironic's deprecated `is_admin`
+/// rules treat it), a token with the admin role. The policy engine answers
+/// `system_scope:all` from this same function, so scope derivation and
+/// policy agree in both modes.
+pub fn has_system_authority(caller: &Caller, enforce_scope: bool) -> bool {
+    caller.system_scope || (!enforce_scope && caller.has_role("admin"))
+}
+
 /// The scope `caller` holds on a node with this owner and lessee.
 pub fn derive_scope(caller: &Caller, owner: Option<&str>, lessee: Option<&str>, enforce_scope: bool) -> Option<Scope> {
-    if caller.system_scope || (!enforce_scope && caller.has_role("admin")) {
+    if has_system_authority(caller, enforce_scope) {
         return Some(Scope::System);
     }
     let project = caller.project_id.as_deref().filter(|p| !p.is_empty())?;

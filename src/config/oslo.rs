@@ -182,7 +182,15 @@ impl OsloFiles {
             upgrade: super::UpgradeSection { pin_release_version: self.string("DEFAULT", "pin_release_version") },
             policy: PolicySection {
                 file: self.policy_file()?,
-                enforce_scope: self.bool("oslo_policy", "enforce_scope")?,
+                // Either switch off means the legacy model: deprecated
+                // defaults in Ironic let any admin act as the cloud's admin.
+                enforce_scope: match (
+                    self.bool("oslo_policy", "enforce_scope")?,
+                    self.bool("oslo_policy", "enforce_new_defaults")?,
+                ) {
+                    (Some(false), _) | (_, Some(false)) => Some(false),
+                    (scope, _) => scope,
+                },
             },
             keystone_authtoken: keystone,
             healthcheck: HealthcheckSection { enabled: self.bool("healthcheck", "enabled")? },

@@ -131,9 +131,15 @@ impl Maintenance {
         self.authority(caller, node, ident)
     }
 
+    /// The caller's authority on the node, or 404: a caller outside the
+    /// node's scopes, or one the read rule (`baremetal:node:get`) refuses,
+    /// is not told the node exists, as Ironic checks that rule first.
     fn authority(&self, caller: &Caller, node: nodes::Model, ident: &str) -> Result<Locked> {
         let scope = derive_scope(caller, node.owner.as_deref(), node.lessee.as_deref(), self.policy.enforce_scope)
             .ok_or_else(|| Error::node_not_found(ident))?;
+        if !self.policy.enforce(rules::NODE_GET, caller, &policy::node_target(&node)) {
+            return Err(Error::node_not_found(ident));
+        }
         let authority = Authority { scope, project: caller.project_or_empty().to_owned() };
         Ok(Locked { node, authority })
     }
@@ -156,7 +162,12 @@ impl Maintenance {
     /// project, which is the same visibility as [`Maintenance::node`].
     pub async fn nodes(&self, caller: &Caller, query: &NodeQuery) -> Result<Vec<NodeView>> {
         self.policy.authorize(rules::NODE_LIST, caller, &policy::empty_target())?;
-        let mut select = nodes::Entity::find().order_by_asc(nodes::Column::Id).limit(query.limit);
+        let mut select = if query.descending {
+            nodes::Entity::find().order_by_desc(nodes::Column::Id)
+        } else {
+            nodes::Entity::find().order_by_asc(nodes::Column::Id)
+        }
+        .limit(query.limit);
         // With no owner and no lessee to match, only system authority remains.
         if derive_scope(caller, None, None, self.policy.enforce_scope) != Some(Scope::System) {
             let Some(project) = caller.project_id.as_deref().filter(|p| !p.is_empty()) else {
@@ -174,7 +185,11 @@ impl Maintenance {
         };
         if let Some(marker) = &query.marker {
             let after = self.visible(&self.db, caller, marker).await?;
-            select = select.filter(nodes::Column::Id.gt(after.node.id));
+            select = select.filter(if query.descending {
+                nodes::Column::Id.lt(after.node.id)
+            } else {
+                nodes::Column::Id.gt(after.node.id)
+            });
         }
         Ok(select.all(&self.db).await?.iter().map(NodeView::from).collect())
     }
@@ -194,10 +209,15 @@ impl Maintenance {
             })
         };
         let scope = locked.authority.scope;
-        let active =
-            entries.iter().zip(blocked(&entries)).map(|(e, b)| EntryView::for_caller(e, scope).with_releasable(b));
-        let later =
-            scheduled.iter().zip(blocked(&planned)).map(|(w, b)| EntryView::scheduled(w, scope).with_releasable(b));
+        let node = &locked.node;
+        let active = entries
+            .iter()
+            .zip(blocked(&entries))
+            .map(|(e, b)| EntryView::for_caller(e, scope).with_releasable(b).on_node(node));
+        let later = scheduled
+            .iter()
+            .zip(blocked(&planned))
+            .map(|(w, b)| EntryView::scheduled(w, scope).with_releasable(b).on_node(node));
         Ok(active.chain(later).collect())
     }
 
@@ -225,7 +245,7 @@ impl Maintenance {
                     let end = times.map(|t| t.ends_at);
                     windows::refuse_overlap(&entries, &scheduled, &key, start, end, None, ident)?;
                     let window = windows::schedule(txn, &locked, caller, ty.name, &request, extra, start, now).await?;
-                    return Ok(EntryView::scheduled(&window, locked.authority.scope));
+                    return Ok(EntryView::scheduled(&window, locked.authority.scope).on_node(&locked.node));
                 }
                 refuse_duplicate(&entries, ty.name, locked.authority.scope, &locked.authority.project, ident)?;
                 windows::refuse_overlap(&entries, &scheduled, &key, now, times.map(|t| t.ends_at), None, ident)?;
@@ -233,14 +253,25 @@ impl Maintenance {
                 let created = insert_entry(txn, &locked, caller, ty.name, request.reason, extra, ends_at).await?;
                 history::record(txn, Action::Asserted, &created, caller, None).await?;
                 sync_node(txn, &locked.node, &entries, &with_entry(&entries, &created)).await?;
-                Ok(EntryView::for_caller(&created, locked.authority.scope))
+                Ok(EntryView::for_caller(&created, locked.authority.scope).on_node(&locked.node))
             }
         })
         .await
     }
 
-    /// Releases one entry by uuid.
+    /// Releases one entry by uuid; a window that has not started is
+    /// cancelled (`DELETE …/maintenance/{uuid}` at 1.117).
     pub async fn release(&self, caller: &Caller, ident: &str, entry_uuid: &str) -> Result<EntryView> {
+        self.release_one(caller, ident, entry_uuid, true).await
+    }
+
+    /// Releases one active entry by uuid; a scheduled window is not found
+    /// (404), as a client that does not know windows (1.116) never sees one.
+    pub async fn release_active(&self, caller: &Caller, ident: &str, entry_uuid: &str) -> Result<EntryView> {
+        self.release_one(caller, ident, entry_uuid, false).await
+    }
+
+    async fn release_one(&self, caller: &Caller, ident: &str, entry_uuid: &str, cancels: bool) -> Result<EntryView> {
         let Ok(parsed) = uuid::Uuid::try_parse(entry_uuid) else {
             return Err(Error::BadRequest(format!("Expected a maintenance entry UUID but received '{entry_uuid}'.")));
         };
@@ -252,6 +283,9 @@ impl Maintenance {
                 let locked = self.lock(txn, caller, ident).await?;
                 let entries = entries_of(txn, locked.node.id).await?;
                 let Some(entry) = entries.iter().find(|e| e.uuid == entry_uuid) else {
+                    if !cancels {
+                        return Err(Error::entry_not_found(&entry_uuid, ident));
+                    }
                     // DELETE of a window that has not started cancels it.
                     return self.cancel_locked(txn, caller, &locked, &entry_uuid, ident).await;
                 };

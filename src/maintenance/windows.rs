@@ -188,7 +188,7 @@ impl Maintenance {
                         e.ends_at = Some(ends_at);
                         e.updated_at = Some(now);
                         history::record(txn, Action::Extended, &e, caller, Some(&note)).await?;
-                        EntryView::for_caller(&e, locked.authority.scope)
+                        EntryView::for_caller(&e, locked.authority.scope).on_node(&locked.node)
                     }
                     Found::Scheduled(mut w) => {
                         schedule::set_scheduled_end(txn, w.id, ends_at, now).await?;
@@ -196,7 +196,7 @@ impl Maintenance {
                         w.updated_at = Some(now);
                         let entry = w.as_pending_entry();
                         history::record(txn, Action::Extended, &entry, caller, Some(&note)).await?;
-                        EntryView::scheduled(&w, locked.authority.scope)
+                        EntryView::scheduled(&w, locked.authority.scope).on_node(&locked.node)
                     }
                 };
                 Ok(view)

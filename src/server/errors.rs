@@ -14,9 +14,16 @@ pub enum ApiError {
     Library(nodemaint::Error),
     /// A 4xx the API layer decides (bad body, 401) in Ironic's fault form.
     Fault(StatusCode, String),
-    /// A framework-level refusal (405, 406).
+    /// A framework-level refusal (400 for an unreadable path, 404 for an
+    /// unknown one, 405, 406): answered before any version is chosen, so
+    /// it carries no version headers, as Ironic's.
     Http(StatusCode, String),
 }
+
+/// Marks a response the web framework gave (see [`ApiError::Http`]): the
+/// version layer adds no version headers to it.
+#[derive(Debug, Clone, Copy)]
+pub struct Framework;
 
 impl From<nodemaint::Error> for ApiError {
     fn from(e: nodemaint::Error) -> Self {
@@ -86,7 +93,11 @@ impl IntoResponse for ApiError {
             _ => {}
         }
         let body = py_json(&json!({"error_message": self.error_message()}));
+        let framework = matches!(self, ApiError::Http(..));
         let mut response = (self.status(), body).into_response();
+        if framework {
+            response.extensions_mut().insert(Framework);
+        }
         response.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
         if self.status() == StatusCode::SERVICE_UNAVAILABLE {
             // Contention, an unreachable or not-ready database node, a lock

@@ -3,11 +3,12 @@
 //! authority decision is made here; the library makes them all.
 
 use super::errors::ApiError;
+use super::extract::{IronicPath, IronicQuery};
 use super::version::{self, Version};
 use super::{AppState, RequestCaller};
 use axum::Extension;
 use axum::body::Bytes;
-use axum::extract::{Path, Query, State};
+use axum::extract::State;
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use nodemaint::authority::{entry, window};
@@ -92,15 +93,32 @@ pub async fn v1(State(state): State<AppState>, headers: HeaderMap) -> Response {
     )
 }
 
-/// Below 1.5 a node is addressed by uuid only: a name is refused (400) with
-/// the version that accepts it, as Ironic refuses it.
+/// How Ironic reads a node identifier at `version` (`get_rpc_node`): a
+/// UUID is a UUID; from 1.5 a valid logical name is a name, anything else
+/// a 400; below 1.5 anything else is a node that does not exist (404).
 fn check_ident(ident: &str, version: Version) -> Result<(), ApiError> {
-    if version < version::NODE_NAMES && uuid::Uuid::try_parse(ident).is_err() {
-        return Err(ApiError::bad_request(format!(
-            "Expected a UUID but received {ident}. Node names need API version {} or later \
-             (send X-OpenStack-Ironic-API-Version: {0}).",
-            version::NODE_NAMES
-        )));
+    use std::sync::LazyLock;
+    // Ironic's own patterns (ironic/common/utils.py), anchored as Python's
+    // `re.match(…$)` is: `$` also matches before one final newline.
+    static LOGICAL: LazyLock<regex::Regex> =
+        LazyLock::new(|| regex::Regex::new(r"(?i)^[A-Z0-9._~-]+\n?\z").expect("a valid pattern"));
+    static HOSTNAME_SAFE: LazyLock<regex::Regex> = LazyLock::new(|| {
+        regex::Regex::new(r"^[a-z0-9]([a-z0-9\-]{0,61}[a-z0-9])?(\.[a-z0-9\-_]{0,62}[a-z0-9])*\.?\n?\z")
+            .expect("a valid pattern")
+    });
+    if uuid::Uuid::try_parse(ident).is_ok() {
+        return Ok(());
+    }
+    // Ironic's route refuses what is neither, at every version, before any
+    // version is chosen (the framework's 400, no version headers).
+    if ident.chars().count() > 255 || !LOGICAL.is_match(ident) {
+        return Err(ApiError::Http(StatusCode::BAD_REQUEST, format!("Expected UUID or name for node: {ident}")));
+    }
+    if version < version::NODE_NAMES {
+        return Err(nodemaint::Error::node_not_found(ident).into());
+    }
+    if version < version::UNRESTRICTED_NAMES && !HOSTNAME_SAFE.is_match(ident) {
+        return Err(ApiError::bad_request(format!("Expected a logical name or UUID but received {ident}.")));
     }
     Ok(())
 }
@@ -144,14 +162,43 @@ fn node_json(node: &NodeView, version: Version, base: &str, detail: bool) -> Map
     m
 }
 
-/// `?fields=a,b` (from 1.8): only those fields, plus the links.
+/// Ironic 39's node fields, in its order. nodemaint serves those that
+/// concern maintenance; `?fields=` may name any of these, and those
+/// nodemaint does not serve are left out (a deliberate difference).
+#[rustfmt::skip]
+const IRONIC_NODE_FIELDS: [&str; 69] = [
+    "uuid", "created_at", "updated_at", "automated_clean", "bios_interface", "boot_interface", "boot_mode",
+    "clean_step", "conductor_group", "console_enabled", "console_interface", "disable_power_off",
+    "deploy_interface", "deploy_step", "description", "driver", "driver_info", "driver_internal_info", "extra",
+    "fault", "firmware_interface", "health", "inspection_finished_at", "inspection_started_at",
+    "inspect_interface", "instance_info", "instance_name", "instance_uuid", "last_error", "lessee", "maintenance",
+    "maintenance_reason", "management_interface", "name", "network_data", "network_interface", "owner",
+    "parent_node", "power_interface", "power_state", "properties", "protected", "protected_reason",
+    "provision_state", "provision_updated_at", "raid_config", "raid_interface", "rescue_interface", "reservation",
+    "resource_class", "retired", "retired_reason", "secure_boot", "service_step", "shard", "storage_interface",
+    "target_power_state", "target_provision_state", "target_raid_config", "traits", "vendor_interface", "links",
+    "conductor", "allocation_uuid", "chassis_uuid", "ports", "states", "portgroups", "volume",
+];
+
+/// What `GET /v1/nodes` asks for when neither `fields` nor `detail` is
+/// given (Ironic's `_DEFAULT_RETURN_FIELDS`), as its `next` link says.
+const DEFAULT_LIST_FIELDS: &str = "instance_uuid,maintenance,power_state,provision_state,uuid,name";
+
+/// The `fields` of a request, split as Ironic splits a list argument.
+fn field_list(fields: Option<&str>) -> Vec<&str> {
+    fields.unwrap_or_default().split(',').map(str::trim).filter(|f| !f.is_empty()).collect()
+}
+
+/// `?fields=a,b` (from 1.8; below it Ironic answers 406): only those
+/// fields, plus the links.
 fn select_fields(mut node: Map<String, Value>, fields: Option<&str>, version: Version) -> Result<Value, ApiError> {
     let Some(fields) = fields else { return Ok(Value::Object(node)) };
     if version < version::FIELDS {
-        return Err(ApiError::bad_request("The fields parameter requires API version 1.8 or later."));
+        return Err(ApiError::Fault(StatusCode::NOT_ACCEPTABLE, "Request not acceptable.".into()));
     }
-    let wanted: Vec<&str> = fields.split(',').map(str::trim).filter(|f| !f.is_empty()).collect();
-    if let Some(unknown) = wanted.iter().find(|f| !node.contains_key(**f) || **f == "links") {
+    let wanted = field_list(Some(fields));
+    // Ironic answers an unknown field with a 500; nodemaint with a 400.
+    if let Some(unknown) = wanted.iter().find(|f| !IRONIC_NODE_FIELDS.contains(f) || **f == "links") {
         return Err(ApiError::bad_request(format!("Field {unknown} is not a valid field.")));
     }
     node.retain(|k, _| k == "links" || wanted.contains(&k.as_str()));
@@ -165,6 +212,48 @@ pub struct ListParams {
     maintenance: Option<String>,
     detail: Option<String>,
     fields: Option<String>,
+    sort_key: Option<String>,
+    sort_dir: Option<String>,
+}
+
+/// Node fields Ironic refuses to sort by (`invalid_sort_key_list`).
+const UNSORTABLE: [&str; 12] = [
+    "properties",
+    "driver_info",
+    "extra",
+    "instance_info",
+    "driver_internal_info",
+    "clean_step",
+    "deploy_step",
+    "raid_config",
+    "target_raid_config",
+    "traits",
+    "network_data",
+    "service_step",
+];
+
+/// `sort_key` and `sort_dir` as Ironic checks them; nodemaint sorts by id
+/// only (a deliberate difference: another key is refused, not ignored).
+fn sort_order(key: Option<&str>, dir: Option<&str>) -> Result<bool, ApiError> {
+    let descending = match dir.unwrap_or("asc") {
+        "asc" => false,
+        "desc" => true,
+        other => {
+            return Err(ApiError::bad_request(format!(
+                "Invalid sort direction: {other}. Acceptable values are 'asc' or 'desc'"
+            )));
+        }
+    };
+    match key.unwrap_or("id") {
+        "id" => Ok(descending),
+        key if UNSORTABLE.contains(&key) => {
+            Err(ApiError::bad_request(format!("The sort_key value {key} is an invalid field for sorting")))
+        }
+        key if IRONIC_NODE_FIELDS.contains(&key) => Err(ApiError::bad_request(format!(
+            "The sort_key value \"{key}\" is an invalid field for sorting (nodemaint sorts nodes by id only)"
+        ))),
+        key => Err(ApiError::bad_request(format!("The sort_key value \"{key}\" is an invalid field for sorting"))),
+    }
 }
 
 fn parse_bool(name: &str, text: &str) -> Result<bool, ApiError> {
@@ -181,7 +270,7 @@ fn parse_limit(text: Option<&str>) -> Result<u64, ApiError> {
         Some(t) => match t.parse::<i64>() {
             Ok(n) if n <= 0 => Err(ApiError::bad_request("Limit must be positive")),
             Ok(n) => Ok((n as u64).min(MAX_LIMIT)),
-            Err(_) => Err(ApiError::bad_request(format!("Invalid value for limit: '{t}'; expected an integer"))),
+            Err(_) => Err(ApiError::bad_request(format!("Expected an integer for limit: {t}"))),
         },
     }
 }
@@ -192,19 +281,34 @@ pub async fn list_nodes<const DETAIL: bool>(
     Extension(version): Extension<Version>,
     Extension(caller): Extension<RequestCaller>,
     headers: HeaderMap,
-    Query(params): Query<ListParams>,
+    IronicQuery(params): IronicQuery<ListParams>,
 ) -> ApiResult {
     if let Some(marker) = params.marker.as_deref()
         && uuid::Uuid::try_parse(marker).is_err()
     {
         return Err(ApiError::bad_request(format!("Expected UUID for marker: {marker}")));
     }
+    // /detail takes no `fields`; `detail` itself is a parameter from 1.43.
+    if DETAIL && params.fields.is_some() {
+        return Err(ApiError::bad_request("Unexpected arguments: fields"));
+    }
+    let maintenance = params.maintenance.as_deref().map(|m| parse_bool("maintenance", m)).transpose()?;
+    let descending = sort_order(params.sort_key.as_deref(), params.sort_dir.as_deref())?;
     let query = NodeQuery {
         limit: parse_limit(params.limit.as_deref())?,
         marker: params.marker.clone(),
-        maintenance: params.maintenance.as_deref().map(|m| parse_bool("maintenance", m)).transpose()?,
+        maintenance,
+        descending,
     };
-    let detail = DETAIL || params.detail.as_deref().map(|d| parse_bool("detail", d)).transpose()?.unwrap_or(false);
+    let detail_param = params.detail.as_deref().map(|d| parse_bool("detail", d)).transpose()?;
+    let py_bool = |b: bool| if b { "True" } else { "False" };
+    if let Some(asked) = detail_param
+        && version < version::DETAIL_PARAMETER
+    {
+        return Err(ApiError::bad_request(format!("Invalid query parameter ?detail={} received.", py_bool(asked))));
+    }
+    // With `fields`, any field may be asked for, as from /detail.
+    let detail = DETAIL || detail_param.unwrap_or(false) || params.fields.is_some();
     let base = base_url(&state, &headers);
     let found = state.svc.nodes(&caller.0, &query).await?;
     let nodes = found
@@ -216,8 +320,28 @@ pub async fn list_nodes<const DETAIL: bool>(
     if found.len() as u64 == query.limit
         && let Some(last) = found.last().and_then(|n| n.uuid.as_deref())
     {
-        let path = if detail { "nodes/detail" } else { "nodes" };
-        body.insert("next".into(), json!(format!("{base}/v1/{path}?limit={}&marker={last}", query.limit)));
+        // Ironic's next link (collection.get_next): the sort, the filters it
+        // keeps, `fields`, then limit and marker, as Python formats them.
+        let mut next = format!(
+            "{base}/v1/{}?sort_key={}&sort_dir={}&",
+            if DETAIL { "nodes/detail" } else { "nodes" },
+            params.sort_key.as_deref().unwrap_or("id"),
+            params.sort_dir.as_deref().unwrap_or("asc")
+        );
+        if maintenance == Some(true) {
+            next.push_str("maintenance=True&");
+        }
+        if let Some(detail) = detail_param {
+            next.push_str(&format!("detail={}&", py_bool(detail)));
+        }
+        let fields = field_list(params.fields.as_deref());
+        if !fields.is_empty() {
+            next.push_str(&format!("fields={}&", fields.join(",")));
+        } else if !DETAIL && !detail_param.unwrap_or(false) {
+            next.push_str(&format!("fields={DEFAULT_LIST_FIELDS}&"));
+        }
+        next.push_str(&format!("limit={}&marker={last}", query.limit));
+        body.insert("next".into(), json!(next));
     }
     Ok(json_response(StatusCode::OK, &Value::Object(body)))
 }
@@ -227,9 +351,9 @@ pub async fn show_node(
     State(state): State<AppState>,
     Extension(version): Extension<Version>,
     Extension(caller): Extension<RequestCaller>,
-    Path(ident): Path<String>,
+    IronicPath(ident): IronicPath<String>,
     headers: HeaderMap,
-    Query(params): Query<HashMap<String, String>>,
+    IronicQuery(params): IronicQuery<HashMap<String, String>>,
 ) -> ApiResult {
     check_ident(&ident, version)?;
     let node = state.svc.node(&caller.0, &ident).await?;
@@ -271,13 +395,17 @@ fn optional_string(map: &Map<String, Value>, key: &str) -> Result<Option<String>
 /// The fields 1.117 added to an entry; below it an entry is 1.116's object.
 const WINDOW_FIELDS: [&str; 5] = ["state", "starts_at", "ends_at", "releasable", "releasable_reason"];
 
-fn entry_json(entry: &EntryView, ident: &str, base: &str, version: Version) -> Value {
+/// An entry as the API shows it at `version`, its links through the node's
+/// uuid (as Ironic's links are), so a client can follow them whatever
+/// name the request used.
+fn entry_json(entry: &EntryView, base: &str, version: Version) -> Value {
     let mut value = serde_json::to_value(entry).unwrap_or_else(|_| json!({}));
     if let Value::Object(m) = &mut value {
         if version < version::WINDOWS {
             m.retain(|k, _| !WINDOW_FIELDS.contains(&k.as_str()));
         }
-        m.insert("links".into(), links(base, &format!("nodes/{ident}/maintenance/{}", entry.uuid)));
+        let node = entry.node_uuid.as_deref().unwrap_or_default();
+        m.insert("links".into(), links(base, &format!("nodes/{node}/maintenance/{}", entry.uuid)));
     }
     value
 }
@@ -297,12 +425,13 @@ pub async fn legacy_set(
     State(state): State<AppState>,
     Extension(version): Extension<Version>,
     Extension(caller): Extension<RequestCaller>,
-    Path(ident): Path<String>,
-    Query(params): Query<HashMap<String, String>>,
+    IronicPath(ident): IronicPath<String>,
+    IronicQuery(params): IronicQuery<HashMap<String, String>>,
     body: Bytes,
 ) -> ApiResult {
-    check_ident(&ident, version)?;
+    // Ironic reads the arguments before it looks for the node.
     let map = body_object(&body, &["reason"])?;
+    check_ident(&ident, version)?;
     // Ironic also takes the reason as a query parameter.
     let reason = optional_string(&map, "reason")?.or_else(|| params.get("reason").cloned());
     state.svc.legacy_set(&caller.0, &ident, reason).await?;
@@ -315,7 +444,7 @@ pub async fn release_all(
     State(state): State<AppState>,
     Extension(version): Extension<Version>,
     Extension(caller): Extension<RequestCaller>,
-    Path(ident): Path<String>,
+    IronicPath(ident): IronicPath<String>,
 ) -> ApiResult {
     check_ident(&ident, version)?;
     state.svc.release_all(&caller.0, &ident).await?;
@@ -327,17 +456,20 @@ pub async fn list_entries(
     State(state): State<AppState>,
     Extension(version): Extension<Version>,
     Extension(caller): Extension<RequestCaller>,
-    Path(ident): Path<String>,
+    IronicPath(ident): IronicPath<String>,
     headers: HeaderMap,
 ) -> ApiResult {
-    require_typed(version)?;
+    if version < version::TYPED_MAINTENANCE {
+        return Ok(legacy_methods_only());
+    }
+    check_ident(&ident, version)?;
     let entries = state.svc.list(&caller.0, &ident).await?;
     let base = base_url(&state, &headers);
     // Scheduled windows are not entries yet: 1.116 never shows them.
     let items: Vec<Value> = entries
         .iter()
         .filter(|e| version >= version::WINDOWS || e.state == entry::ACTIVE)
-        .map(|e| entry_json(e, &ident, &base, version))
+        .map(|e| entry_json(e, &base, version))
         .collect();
     Ok(json_response(StatusCode::OK, &json!({"maintenance": items})))
 }
@@ -347,11 +479,14 @@ pub async fn add_entry(
     State(state): State<AppState>,
     Extension(version): Extension<Version>,
     Extension(caller): Extension<RequestCaller>,
-    Path(ident): Path<String>,
+    IronicPath(ident): IronicPath<String>,
     headers: HeaderMap,
     body: Bytes,
 ) -> ApiResult {
-    require_typed(version)?;
+    if version < version::TYPED_MAINTENANCE {
+        return Ok(legacy_methods_only());
+    }
+    check_ident(&ident, version)?;
     let allowed: &[&str] = if version >= version::WINDOWS {
         &["type", "reason", "extra", "starts_at", "ends_at"]
     } else {
@@ -373,7 +508,7 @@ pub async fn add_entry(
         ends_at: optional_time(&map, "ends_at", now)?,
     };
     let created = state.svc.add(&caller.0, &ident, request).await?;
-    Ok(json_response(StatusCode::CREATED, &entry_json(&created, &ident, &base_url(&state, &headers), version)))
+    Ok(json_response(StatusCode::CREATED, &entry_json(&created, &base_url(&state, &headers), version)))
 }
 
 /// `DELETE /v1/nodes/{node_ident}/maintenance/{entry_uuid}` (1.116): 204.
@@ -381,10 +516,16 @@ pub async fn release_entry(
     State(state): State<AppState>,
     Extension(version): Extension<Version>,
     Extension(caller): Extension<RequestCaller>,
-    Path((ident, entry_uuid)): Path<(String, String)>,
+    IronicPath((ident, entry_uuid)): IronicPath<(String, String)>,
 ) -> ApiResult {
     require_typed(version)?;
-    state.svc.release(&caller.0, &ident, &entry_uuid).await?;
+    check_ident(&ident, version)?;
+    // Below 1.117 a scheduled window does not exist, so it cannot be cancelled.
+    if version >= version::WINDOWS {
+        state.svc.release(&caller.0, &ident, &entry_uuid).await?;
+    } else {
+        state.svc.release_active(&caller.0, &ident, &entry_uuid).await?;
+    }
     Ok(StatusCode::NO_CONTENT.into_response())
 }
 
@@ -394,16 +535,17 @@ pub async fn extend_entry(
     State(state): State<AppState>,
     Extension(version): Extension<Version>,
     Extension(caller): Extension<RequestCaller>,
-    Path((ident, entry_uuid)): Path<(String, String)>,
+    IronicPath((ident, entry_uuid)): IronicPath<(String, String)>,
     headers: HeaderMap,
     body: Bytes,
 ) -> ApiResult {
     require_windows(version)?;
+    check_ident(&ident, version)?;
     let map = body_object(&body, &["ends_at"])?;
     let ends_at = optional_time(&map, "ends_at", now_utc())?
         .ok_or_else(|| ApiError::bad_request("Missing mandatory parameter: ends_at"))?;
     let extended = state.svc.extend(&caller.0, &ident, &entry_uuid, ends_at).await?;
-    Ok(json_response(StatusCode::OK, &entry_json(&extended, &ident, &base_url(&state, &headers), version)))
+    Ok(json_response(StatusCode::OK, &entry_json(&extended, &base_url(&state, &headers), version)))
 }
 
 #[derive(Debug, Deserialize)]
@@ -421,7 +563,7 @@ pub async fn list_windows(
     Extension(version): Extension<Version>,
     Extension(caller): Extension<RequestCaller>,
     headers: HeaderMap,
-    Query(params): Query<WindowParams>,
+    IronicQuery(params): IronicQuery<WindowParams>,
 ) -> ApiResult {
     require_windows(version)?;
     let query = WindowQuery {
@@ -453,14 +595,17 @@ pub async fn list_windows(
     if rows.len() as u64 == query.limit
         && let Some(last) = rows.last()
     {
-        let mut next = format!("{base}/v1/maintenance?limit={}&marker={}", query.limit, last.marker);
+        // Every value encoded, and a relative `since` carried as the time it
+        // meant for the first page, so every page reads the same window.
+        let mut args = url::form_urlencoded::Serializer::new(String::new());
+        args.append_pair("limit", &query.limit.to_string()).append_pair("marker", &last.marker);
         if let Some(states) = &params.state {
-            next.push_str(&format!("&state={states}"));
+            args.append_pair("state", states);
         }
-        if let Some(since) = &params.since {
-            next.push_str(&format!("&since={since}"));
+        if let Some(since) = query.since {
+            args.append_pair("since", &format!("{}Z", since.format("%Y-%m-%dT%H:%M:%S")));
         }
-        body.insert("next".into(), json!(next));
+        body.insert("next".into(), json!(format!("{base}/v1/maintenance?{}", args.finish())));
     }
     Ok(json_response(StatusCode::OK, &Value::Object(body)))
 }
@@ -473,12 +618,25 @@ fn require_windows(version: Version) -> Result<(), ApiError> {
     Ok(())
 }
 
-/// Paths nothing is served at.
+/// Paths nothing is served at: the web framework's 404, as Ironic's.
 pub async fn not_found() -> ApiError {
-    ApiError::not_found("The resource could not be found.")
+    ApiError::Http(StatusCode::NOT_FOUND, String::new())
 }
 
-/// A known path with a method it does not take.
-pub async fn method_not_allowed(method: axum::http::Method) -> ApiError {
-    ApiError::Http(StatusCode::METHOD_NOT_ALLOWED, format!("The method {method} is not allowed for this resource."))
+/// A known path with a method it does not take: the framework's 405.
+pub async fn method_not_allowed() -> ApiError {
+    ApiError::Http(StatusCode::METHOD_NOT_ALLOWED, String::new())
+}
+
+/// `PATCH /v1/nodes`: Ironic reads the missing node as a missing argument.
+pub async fn patch_without_node() -> ApiError {
+    ApiError::bad_request("Missing mandatory parameter: node_ident")
+}
+
+/// The maintenance path's methods below 1.116, where it has only the
+/// boolean's PUT and DELETE: anything else is the framework's 405.
+fn legacy_methods_only() -> Response {
+    let mut response = ApiError::Http(StatusCode::METHOD_NOT_ALLOWED, String::new()).into_response();
+    response.headers_mut().insert(header::ALLOW, HeaderValue::from_static("DELETE, PUT"));
+    response
 }

@@ -13,6 +13,7 @@
 
 mod auth;
 mod errors;
+mod extract;
 mod handlers;
 mod health;
 mod keystone;
@@ -87,7 +88,7 @@ pub fn router(svc: Maintenance, options: &ServeOptions) -> Router {
     // Ironic answers every path with or without a trailing slash, and the
     // `baremetal` client asks for `/v1/nodes/?…`.
     let nodes = [
-        ("/v1/nodes", get(handlers::list_nodes::<false>)),
+        ("/v1/nodes", get(handlers::list_nodes::<false>).patch(handlers::patch_without_node)),
         ("/v1/nodes/detail", get(handlers::list_nodes::<true>)),
         ("/v1/nodes/{ident}", get(handlers::show_node)),
         (
@@ -189,22 +190,35 @@ fn range_headers(headers: &mut HeaderMap) {
 /// Picks the version a request is served at, or refuses it (406) under /v1.
 async fn negotiate(mut request: Request, next: Next) -> Response {
     let headers = request.headers();
-    let standard = header(headers, version::STANDARD_HEADER);
-    let asked = version::requested(standard, header(headers, version::HEADER));
-    let negotiated = version::negotiate_from(asked, version::source_header(standard));
+    let asked = version::requested(header(headers, version::STANDARD_HEADER), header(headers, version::HEADER));
+    let negotiated = version::negotiate(asked);
+    // Ironic refuses under /v1 in its web framework's words, and at the
+    // root (discovery) in its own fault form; both without a version header.
+    let refuse = |message: String| {
+        if request.uri().path().starts_with("/v1") {
+            ApiError::Http(StatusCode::NOT_ACCEPTABLE, message)
+        } else {
+            ApiError::Fault(StatusCode::NOT_ACCEPTABLE, message)
+        }
+    };
     let chosen = match negotiated {
         Ok(v) => v,
-        // Discovery answers whatever was asked, as Ironic's root does.
-        Err(_) if !request.uri().path().starts_with("/v1") => version::MIN,
-        Err(Refusal::Invalid(message)) => return ApiError::Http(StatusCode::NOT_ACCEPTABLE, message).into_response(),
+        Err(Refusal::Invalid(message)) => {
+            let mut response = refuse(message).into_response();
+            response.extensions_mut().insert(errors::Framework);
+            return response;
+        }
         Err(Refusal::Unsupported(message)) => {
-            let mut response = ApiError::Http(StatusCode::NOT_ACCEPTABLE, message).into_response();
+            let mut response = refuse(message).into_response();
             range_headers(response.headers_mut());
             return response;
         }
     };
     request.extensions_mut().insert(chosen);
     let mut response = next.run(request).await;
+    if response.extensions().get::<errors::Framework>().is_some() {
+        return response;
+    }
     let headers = response.headers_mut();
     range_headers(headers);
     put_header(headers, version::HEADER, chosen.to_string());

@@ -7,8 +7,8 @@ use std::fmt;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub struct Version {
-    pub major: u32,
-    pub minor: u32,
+    pub major: i64,
+    pub minor: i64,
 }
 
 impl fmt::Display for Version {
@@ -17,7 +17,7 @@ impl fmt::Display for Version {
     }
 }
 
-const fn v1(minor: u32) -> Version {
+const fn v1(minor: i64) -> Version {
     Version { major: 1, minor }
 }
 
@@ -34,8 +34,12 @@ pub const TYPED_MAINTENANCE: Version = v1(116);
 pub const WINDOWS: Version = v1(117);
 /// Nodes can be addressed by name.
 pub const NODE_NAMES: Version = v1(5);
+/// Names may use any RFC 3986 unreserved character (before: host names).
+pub const UNRESTRICTED_NAMES: Version = v1(10);
 /// `?fields=` selects the fields of a node.
 pub const FIELDS: Version = v1(8);
+/// `GET /v1/nodes?detail=true`.
+pub const DETAIL_PARAMETER: Version = v1(43);
 /// The node's `fault` field.
 pub const FAULT: Version = v1(42);
 /// The node's `owner` field.
@@ -60,37 +64,32 @@ pub enum Refusal {
     Unsupported(String),
 }
 
-/// The version a request asks for: the standard header's `baremetal` entry
-/// when that header is present, else the legacy header.
+/// The version a request asks for, as microversion-parse reads headers for
+/// Ironic: the standard header's last `baremetal` entry; when it has none
+/// (or is absent), the legacy header's last comma-separated value.
 pub fn requested<'a>(standard: Option<&'a str>, legacy: Option<&'a str>) -> Option<&'a str> {
-    match standard {
-        Some(value) => value.split(',').find_map(|part| {
-            let mut words = part.split_whitespace();
-            match (words.next(), words.next()) {
-                (Some(service), Some(version)) if service.eq_ignore_ascii_case(SERVICE_TYPE) => Some(version),
-                _ => None,
-            }
-        }),
-        None => legacy.map(str::trim),
-    }
+    let from_standard = standard.and_then(|value| {
+        value.rsplit(',').find_map(|part| {
+            let (service, version) = part.trim().split_once(char::is_whitespace)?;
+            service.eq_ignore_ascii_case(SERVICE_TYPE).then(|| version.trim())
+        })
+    });
+    from_standard.filter(|v| !v.is_empty()).or_else(|| legacy.map(|v| v.rsplit(',').next().unwrap_or(v).trim()))
 }
 
-/// The header a request's version came from: the standard one when present.
-pub fn source_header(standard: Option<&str>) -> &'static str {
-    if standard.is_some() { STANDARD_HEADER } else { HEADER }
-}
-
-/// The version to serve a request with, from what it asked for in `header`
-/// (named when the value is malformed).
-pub fn negotiate_from(requested: Option<&str>, header: &str) -> Result<Version, Refusal> {
-    let Some(text) = requested else { return Ok(MIN) };
+/// The version to serve a request with, from what it asked for. Ironic
+/// names its own header in the refusal whichever header the value came
+/// from, and an empty value is the minimum, as no header is.
+pub fn negotiate(requested: Option<&str>) -> Result<Version, Refusal> {
+    let Some(text) = requested.filter(|t| !t.is_empty()) else { return Ok(MIN) };
     if text.eq_ignore_ascii_case("latest") {
         return Ok(MAX);
     }
-    let parsed =
-        text.split_once('.').and_then(|(major, minor)| Some(Version { major: number(major)?, minor: number(minor)? }));
+    let parsed = text
+        .split_once('.')
+        .and_then(|(major, minor)| Some(Version { major: python_int(major)?, minor: python_int(minor)? }));
     let Some(version) = parsed else {
-        return Err(Refusal::Invalid(format!("Invalid value for {header} header")));
+        return Err(Refusal::Invalid(format!("Invalid value for {HEADER} header")));
     };
     let range = format!("The supported version range is: [{MIN}, {MAX}].");
     if version.major != MIN.major {
@@ -106,20 +105,29 @@ pub fn negotiate_from(requested: Option<&str>, header: &str) -> Result<Version, 
     Ok(version)
 }
 
-fn number(text: &str) -> Option<u32> {
-    if text.is_empty() || !text.bytes().all(|b| b.is_ascii_digit()) {
+/// A number as Python's `int()` reads one (what microversion-parse calls):
+/// surrounding whitespace, a sign, and `_` between digits allowed.
+fn python_int(text: &str) -> Option<i64> {
+    let text = text.trim();
+    let (negative, digits) = match text.strip_prefix('-') {
+        Some(rest) => (true, rest),
+        None => (false, text.strip_prefix('+').unwrap_or(text)),
+    };
+    let well_formed = !digits.is_empty()
+        && digits.bytes().all(|b| b.is_ascii_digit() || b == b'_')
+        && !digits.starts_with('_')
+        && !digits.ends_with('_')
+        && !digits.contains("__");
+    if !well_formed {
         return None;
     }
-    text.parse().ok()
+    let value: i64 = digits.replace('_', "").parse().ok()?;
+    Some(if negative { -value } else { value })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn negotiate(requested: Option<&str>) -> Result<Version, Refusal> {
-        negotiate_from(requested, HEADER)
-    }
 
     #[test]
     fn no_header_is_the_minimum_and_latest_the_maximum() {
@@ -149,7 +157,11 @@ mod tests {
             ))
         );
         assert!(matches!(negotiate(Some("1.0")), Err(Refusal::Unsupported(_))));
-        for bad in ["abc", "1", "1.x", "1.-2", " .3", "1.2.3"] {
+        // Python's int() reads these, so Ironic refuses them as unsupported.
+        assert!(matches!(negotiate(Some("1.-2")), Err(Refusal::Unsupported(m)) if m.starts_with("Version 1.-2 ")));
+        assert_eq!(negotiate(Some("1. 50")), Ok(v1(50)));
+        assert_eq!(negotiate(Some("")), Ok(MIN), "an empty value is no value");
+        for bad in ["abc", "1", "1.x", " .3", "1.2.3", "1.__2"] {
             assert_eq!(
                 negotiate(Some(bad)),
                 Err(Refusal::Invalid("Invalid value for X-OpenStack-Ironic-API-Version header".into())),
@@ -159,20 +171,22 @@ mod tests {
     }
 
     #[test]
-    fn a_malformed_version_names_the_header_it_came_from() {
+    fn a_malformed_version_names_ironics_header_whichever_it_came_from() {
         assert_eq!(
-            negotiate_from(Some("xx"), source_header(Some("baremetal xx"))),
-            Err(Refusal::Invalid("Invalid value for OpenStack-API-Version header".into()))
+            negotiate(requested(Some("baremetal xx"), None)),
+            Err(Refusal::Invalid("Invalid value for X-OpenStack-Ironic-API-Version header".into()))
         );
-        assert_eq!(source_header(None), HEADER);
     }
 
     #[test]
     fn the_standard_header_wins_over_the_legacy_one() {
         assert_eq!(requested(Some("baremetal 1.80"), Some("1.20")), Some("1.80"));
         assert_eq!(requested(Some("compute 2.1, baremetal latest"), None), Some("latest"));
-        // Present but naming another service: no version asked, as microversion-parse reads it.
-        assert_eq!(requested(Some("compute 2.1"), Some("1.20")), None);
+        // Naming only another service: the legacy header is read, as microversion-parse does.
+        assert_eq!(requested(Some("compute 2.1"), Some("1.20")), Some("1.20"));
+        assert_eq!(requested(Some("compute 2.1"), None), None);
+        assert_eq!(requested(Some("baremetal 1.2, baremetal 1.9"), None), Some("1.9"), "the last one");
+        assert_eq!(requested(None, Some("1.2, 1.31")), Some("1.31"));
         assert_eq!(requested(None, Some(" 1.20 ")), Some("1.20"));
         assert_eq!(requested(None, None), None);
     }

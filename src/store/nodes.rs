@@ -37,9 +37,20 @@ impl From<&nodes::Model> for NodeView {
             maintenance_reason: n.maintenance_reason.clone(),
             fault: n.fault.clone(),
             reservation: n.reservation.clone(),
-            created_at: n.created_at.map(iso8601),
-            updated_at: n.updated_at.map(iso8601),
+            created_at: n.created_at.map(python_isoformat),
+            updated_at: n.updated_at.map(python_isoformat),
         }
+    }
+}
+
+/// A node's time as Ironic's API writes it (Python's `isoformat()` of an
+/// aware UTC time): microseconds only when there are any.
+pub fn python_isoformat(t: chrono::NaiveDateTime) -> String {
+    use chrono::Timelike;
+    let whole = iso8601(t);
+    match t.nanosecond() / 1000 {
+        0 => whole,
+        micros => format!("{}.{micros:06}+00:00", whole.trim_end_matches("+00:00")),
     }
 }
 
@@ -130,4 +141,6 @@ pub struct NodeQuery {
     pub marker: Option<String>,
     /// Only nodes in (`Some(true)`) or out of (`Some(false)`) maintenance.
     pub maintenance: Option<bool>,
+    /// Newest first (Ironic's `sort_dir=desc`; nodes are sorted by id).
+    pub descending: bool,
 }

@@ -12,6 +12,7 @@ mod db_cli;
 mod first_day;
 mod galera;
 mod ironic_conf;
+mod ironic_wire;
 mod keystone;
 mod maintenance_cli;
 mod outage;

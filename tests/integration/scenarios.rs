@@ -379,7 +379,7 @@ async fn long_identities_fit_history_and_are_kept_in_full(t: TestDb) {
 async fn node_listing_shows_what_the_caller_may_see(t: TestDb) {
     let (svc, _db) = setup(&t, Policy::defaults()).await;
     let names = |v: Vec<nodemaint::nodes::NodeView>| v.into_iter().map(|n| n.name.unwrap()).collect::<Vec<_>>();
-    let all = nodemaint::nodes::NodeQuery { limit: 100, marker: None, maintenance: None };
+    let all = nodemaint::nodes::NodeQuery { limit: 100, marker: None, maintenance: None, descending: false };
     assert_eq!(names(svc.nodes(&operator(), &all).await.unwrap()), ["myNode", "otherNode"]);
     assert_eq!(names(svc.nodes(&owner_member("u"), &all).await.unwrap()), ["myNode", "otherNode"]);
     assert_eq!(names(svc.nodes(&lessee_admin(LESSEE), &all).await.unwrap()), ["myNode"]);
@@ -389,7 +389,8 @@ async fn node_listing_shows_what_the_caller_may_see(t: TestDb) {
     assert_eq!(names(svc.nodes(&operator(), &maintained).await.unwrap()), ["otherNode"]);
     let free = nodemaint::nodes::NodeQuery { maintenance: Some(false), ..all.clone() };
     assert_eq!(names(svc.nodes(&operator(), &free).await.unwrap()), ["myNode"]);
-    let page = nodemaint::nodes::NodeQuery { limit: 1, marker: Some("myNode".into()), maintenance: None };
+    let page =
+        nodemaint::nodes::NodeQuery { limit: 1, marker: Some("myNode".into()), maintenance: None, descending: false };
     assert_eq!(names(svc.nodes(&operator(), &page).await.unwrap()), ["otherNode"]);
     let unknown = nodemaint::nodes::NodeQuery { marker: Some("nope".into()), ..all.clone() };
     assert_eq!(svc.nodes(&operator(), &unknown).await.unwrap_err().http_status(), 404);

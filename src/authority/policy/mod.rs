@@ -29,8 +29,9 @@ pub struct Policy {
     /// Rules a policy file set under [`MAINTENANCE_NAMESPACE`] that no
     /// default defines: they change nothing, so the loader warns about them.
     unknown: Vec<String>,
-    /// `[oslo_policy] enforce_scope`: when false, a project-scoped admin has
-    /// system authority (legacy deployments keep full authority).
+    /// `[oslo_policy] enforce_scope`: when false, a token with the admin role
+    /// has system authority, for scope derivation and for every
+    /// `system_scope:all` check alike (legacy deployments keep full authority).
     pub enforce_scope: bool,
 }
 
@@ -96,7 +97,8 @@ impl Policy {
             project_id: caller.project_id.as_deref(),
             project_name: caller.project_name.as_deref(),
             roles: &caller.roles,
-            system_scope: caller.system_scope,
+            // The same answer scope derivation gets (see has_system_authority).
+            system_scope: crate::authority::scope::has_system_authority(caller, self.enforce_scope),
         };
         let lookup = |name: &str| self.rules.get(name);
         self.rules.get(rule).is_some_and(|r| r.eval(&creds, target, &lookup, 0))
