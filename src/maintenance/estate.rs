@@ -172,7 +172,7 @@ impl Maintenance {
             .into_iter()
             .filter_map(|(entry, node)| {
                 let scope = viewer.scope_on(&node)?;
-                let view = EntryView::for_caller(&entry, scope);
+                let view = EntryView::for_caller(&entry, scope).on_node(&node);
                 Some(row(&node, format!("active:{}", entry.id), WindowDetail::Entry(Box::new(view))))
             })
             .collect();
@@ -193,7 +193,7 @@ impl Maintenance {
             .into_iter()
             .filter_map(|(window, node)| {
                 let scope = viewer.scope_on(&node)?;
-                let view = EntryView::scheduled(&window, scope);
+                let view = EntryView::scheduled(&window, scope).on_node(&node);
                 Some(row(&node, format!("scheduled:{}", window.id), WindowDetail::Entry(Box::new(view))))
             })
             .collect();

@@ -264,15 +264,21 @@ async fn identify(State(state): State<AppState>, mut request: Request, next: Nex
 async fn read_body(State(state): State<AppState>, request: Request, next: Next) -> Response {
     use axum::extract::FromRequest;
     let (parts, body) = request.into_parts();
+    // A body declared too large is refused before any of it is read (and
+    // before the body timeout could hold a stop for it).
+    let declared =
+        parts.headers.get(axum::http::header::CONTENT_LENGTH).and_then(|v| v.to_str().ok()?.parse::<u64>().ok());
+    if declared.is_some_and(|length| length > MAX_BODY_BYTES as u64) {
+        let mut response = too_large().into_response();
+        response.headers_mut().insert(axum::http::header::CONNECTION, HeaderValue::from_static("close"));
+        return response;
+    }
     // A request of its own for the body alone: the framework's limit applies
     // (2 MiB, [`MAX_BODY_BYTES`]) and its rejection says which failure it was.
     let read = tokio::time::timeout(state.body_timeout, axum::body::Bytes::from_request(Request::new(body), &())).await;
     let refusal = match read {
         Ok(Ok(bytes)) => return next.run(Request::from_parts(parts, axum::body::Body::from(bytes))).await,
-        Ok(Err(rejection)) if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE => ApiError::Fault(
-            StatusCode::PAYLOAD_TOO_LARGE,
-            format!("Request is too large. Larger than max_request_body_size ({MAX_BODY_BYTES})."),
-        ),
+        Ok(Err(rejection)) if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE => too_large(),
         Ok(Err(rejection)) => ApiError::bad_request(format!("Cannot read the request body: {}", rejection.body_text())),
         Err(_) => ApiError::Fault(
             StatusCode::REQUEST_TIMEOUT,
@@ -284,6 +290,13 @@ async fn read_body(State(state): State<AppState>, request: Request, next: Next) 
     let mut response = refusal.into_response();
     response.headers_mut().insert(axum::http::header::CONNECTION, HeaderValue::from_static("close"));
     response
+}
+
+fn too_large() -> ApiError {
+    ApiError::Fault(
+        StatusCode::PAYLOAD_TOO_LARGE,
+        format!("Request is too large. Larger than max_request_body_size ({MAX_BODY_BYTES})."),
+    )
 }
 
 /// One line per request on stderr: method, path, status, latency, request id.

@@ -115,10 +115,10 @@ async fn times_nul_and_unstorable_text_are_400_with_nothing_written(t: TestDb) {
         .call(Method::GET, "/v1/maintenance?since=%2B10000-01-01T00:00:00Z", Some(WINDOWS), Some(OPERATOR), None)
         .await;
     assert_eq!(reply.status, StatusCode::BAD_REQUEST, "{}", reply.body);
-    // A node name with a NUL names no node.
+    // A node name with a NUL is no name: Ironic 39's 400 (ironic_wire.rs).
     let reply = server.call(Method::GET, "/v1/nodes/x%00y", Some(WINDOWS), Some(OPERATOR), None).await;
-    assert_eq!(reply.status, StatusCode::NOT_FOUND, "{}", reply.body);
-    assert_eq!(reply.fault(), "Node x\u{0}y could not be found.");
+    assert_eq!(reply.status, StatusCode::BAD_REQUEST, "{}", reply.body);
+    assert_eq!(reply.fault(), "Expected UUID or name for node: x\u{0}y");
     nothing_written("the API").await;
     let node = count(&db, "SELECT COUNT(*) FROM nodes WHERE maintenance = TRUE").await;
     assert_eq!(node, 0, "the boolean is untouched");
