@@ -4,6 +4,7 @@
 mod common;
 
 mod api;
+mod authority_modes;
 mod backfill;
 mod bad_input;
 mod catalog;

@@ -574,6 +574,34 @@ async fn windows_over_http_at_1_117_and_serve_ticks_on_its_own(t: TestDb) {
     let second = api.call(Method::GET, &rest, Some(WINDOWS), Some(OPERATOR), None).await.json();
     assert_eq!(second["windows"][0]["uuid"].as_str(), Some(scheduled.as_str()), "{second}");
     assert_eq!(second["windows"][0]["node_name"], "myNode");
+    // A `since` in the link is encoded and is the time the first page meant
+    // (a relative `-1d` would mean another time on every page).
+    let page = api
+        .call(
+            Method::GET,
+            "/v1/maintenance?limit=1&since=-1d&state=active,scheduled",
+            Some(WINDOWS),
+            Some(OPERATOR),
+            None,
+        )
+        .await
+        .json();
+    let next = page["next"].as_str().expect("a next link");
+    let since = next.split("since=").nth(1).expect("since carried").split('&').next().unwrap();
+    assert!(since.ends_with('Z') && !since.starts_with('-') && !since.contains('+') && !since.contains(' '), "{next}");
+    assert!(next.contains("state=active%2Cscheduled"), "{next}");
+    let rest = next.split_once("/v1/").map(|(_, p)| format!("/v1/{p}")).unwrap();
+    let r = api.call(Method::GET, &rest, Some(WINDOWS), Some(OPERATOR), None).await;
+    assert_eq!(r.status, StatusCode::OK, "page 2 reads: {}", r.body);
+    let with_offset = "/v1/maintenance?limit=1&since=2026-01-01T00:00:00%2B00:00";
+    let page = api.call(Method::GET, with_offset, Some(WINDOWS), Some(OPERATOR), None).await.json();
+    let rest = page["next"].as_str().unwrap().split_once("/v1/").map(|(_, p)| format!("/v1/{p}")).unwrap();
+    assert_eq!(api.call(Method::GET, &rest, Some(WINDOWS), Some(OPERATOR), None).await.status, StatusCode::OK);
+
+    // A 1.116 client never sees scheduled windows, so it cannot cancel one: 404.
+    let r = api.call(Method::DELETE, &entry, Some(NEW), Some(OPERATOR), None).await;
+    assert_eq!(r.status, StatusCode::NOT_FOUND, "{}", r.body);
+    assert_eq!(count(&db, "SELECT COUNT(*) FROM node_maintenance_schedule").await, 1);
 
     // DELETE of a scheduled window cancels it.
     let r = api.call(Method::DELETE, &entry, Some(WINDOWS), Some(OPERATOR), None).await;
