@@ -83,6 +83,8 @@ struct Tally {
     ok: AtomicU64,
     unavailable: AtomicU64,
     other: AtomicU64,
+    /// The slowest 503, in milliseconds: how long a client waited to be told.
+    slowest_unavailable_ms: AtomicU64,
 }
 
 /// `clients` clients, each on server `i % servers.len()` and node
@@ -112,11 +114,13 @@ async fn load(
                 } else {
                     (Method::DELETE, None)
                 };
+                let started = Instant::now();
                 let r = server.call(method, &path, Some(OLD), Some(OPERATOR), body).await;
                 if r.status.is_success() {
                     tally.ok.fetch_add(1, Ordering::Relaxed);
                 } else if r.status == reqwest::StatusCode::SERVICE_UNAVAILABLE {
                     tally.unavailable.fetch_add(1, Ordering::Relaxed);
+                    tally.slowest_unavailable_ms.fetch_max(started.elapsed().as_millis() as u64, Ordering::Relaxed);
                     assert_eq!(r.header("Retry-After"), Some("1"), "{}", r.body);
                     let message = r.fault();
                     assert!(
@@ -310,23 +314,39 @@ async fn a_galera_node_killed_under_load_loses_nothing_and_rejoins_with_the_same
     let names = hot_nodes(&urls[0]).await;
     let survivors: Vec<Arc<Server>> = urls[..2].iter().map(|url| Arc::new(Server::start(url, "noauth"))).collect();
     let doomed = Arc::new(Server::start(&urls[2], "noauth"));
+    let phase = Duration::from_secs(5);
 
-    let on_survivors = tokio::spawn({
-        let (survivors, names) = (survivors.clone(), names.clone());
-        async move { load(&survivors, &names, 8, Duration::from_secs(20)).await }
-    });
+    // The survivors' throughput with all three nodes up.
+    let (before, _) = load(&survivors, &names, 8, phase).await;
+    let before = before.ok.load(Ordering::Relaxed);
+
     let on_doomed = tokio::spawn({
         let (doomed, names) = (doomed.clone(), names.clone());
-        async move { load(&[doomed], &names, 4, Duration::from_secs(20)).await }
+        async move { load(&[doomed], &names, 4, Duration::from_secs(25)).await }
     });
-    tokio::time::sleep(Duration::from_secs(4)).await;
+    tokio::time::sleep(Duration::from_secs(1)).await;
     assert!(cluster.script(&["kill", "3"]).status().unwrap().success());
-    let (tally, first_other) = on_survivors.await.unwrap();
+    // Galera evicts the dead node after its suspect timeout; until then the
+    // survivors' commits wait for it. From then on they keep their pace.
+    let survivor = connect(&urls[0]).await;
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while count(&survivor, "SELECT CAST(VARIABLE_VALUE AS SIGNED) FROM information_schema.GLOBAL_STATUS WHERE VARIABLE_NAME = 'WSREP_CLUSTER_SIZE'").await != 2 {
+        assert!(Instant::now() < deadline, "Galera did not evict the killed node within 60 s");
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+    let (after, first_other) = load(&survivors, &names, 8, phase).await;
     assert_eq!(
-        (tally.unavailable.load(Ordering::Relaxed), tally.other.load(Ordering::Relaxed)),
+        (after.unavailable.load(Ordering::Relaxed), after.other.load(Ordering::Relaxed)),
         (0, 0),
         "through the surviving nodes nothing fails: {first_other:?}"
     );
+    let after = after.ok.load(Ordering::Relaxed);
+    eprintln!("galera node killed: survivors {before} ok in {phase:?} before, {after} after the eviction");
+    assert!(after * 2 >= before, "the survivors keep at least half their throughput: {after} after vs {before} before");
+
+    // The dead node's serve tells its clients at once, and its health check says so.
+    let health = reqwest::get(format!("{}/healthcheck", doomed.base)).await.unwrap();
+    assert_eq!(health.status(), reqwest::StatusCode::SERVICE_UNAVAILABLE);
     let (doomed_tally, doomed_other) = on_doomed.await.unwrap();
     assert_eq!(
         doomed_tally.other.load(Ordering::Relaxed),
@@ -334,14 +354,32 @@ async fn a_galera_node_killed_under_load_loses_nothing_and_rejoins_with_the_same
         "the dead node's clients get 503s only: {doomed_other:?}"
     );
     assert!(doomed_tally.unavailable.load(Ordering::Relaxed) > 0, "the dead node's clients were told");
+    let slowest = doomed_tally.slowest_unavailable_ms.load(Ordering::Relaxed);
+    assert!(slowest < 5_000, "a 503 within the pool timeout, not a hang: the slowest took {slowest} ms");
 
     // While a node is missing the upgrade check warns.
     let check = nodemaint_cmd(&urls[0], &["upgrade", "check"]).output().unwrap();
     assert_eq!(check.status.code(), Some(1), "{}", stdout(&check));
     assert!(stdout(&check).contains("2 of the 3"), "{}", stdout(&check));
 
+    // The node rejoins; its serve, never restarted, answers again.
+    assert!(cluster.script(&["restart", "3"]).status().unwrap().success(), "node 3 rejoins");
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let health = reqwest::get(format!("{}/healthcheck", doomed.base)).await.unwrap();
+        if health.status() == reqwest::StatusCode::OK {
+            break;
+        }
+        assert!(Instant::now() < deadline, "the rejoined node's serve is still unhealthy after 30 s");
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+    let (back, back_other) = load(&[doomed.clone()], &names, 2, Duration::from_secs(2)).await;
+    assert_eq!(
+        (back.unavailable.load(Ordering::Relaxed), back.other.load(Ordering::Relaxed)),
+        (0, 0),
+        "every request through the rejoined node succeeds: {back_other:?}"
+    );
     drop(survivors);
     drop(doomed);
-    assert!(cluster.script(&["restart", "3"]).status().unwrap().success(), "node 3 rejoins");
     same_everywhere(&urls).await;
 }
