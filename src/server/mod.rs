@@ -17,6 +17,7 @@ mod extract;
 mod handlers;
 mod health;
 mod keystone;
+mod routes;
 mod ticker;
 mod version;
 
@@ -27,7 +28,6 @@ use axum::extract::Request;
 use axum::http::{HeaderMap, HeaderValue, StatusCode};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
-use axum::routing::{delete, get};
 use axum::{Router, extract::State};
 use errors::ApiError;
 use nodemaint::{Caller, Error, Maintenance, Result};
@@ -87,31 +87,18 @@ pub fn router(svc: Maintenance, options: &ServeOptions) -> Router {
     };
     // Ironic answers every path with or without a trailing slash, and the
     // `baremetal` client asks for `/v1/nodes/?…`.
-    let nodes = [
-        ("/v1/nodes", get(handlers::list_nodes::<false>).patch(handlers::patch_without_node)),
-        ("/v1/nodes/detail", get(handlers::list_nodes::<true>)),
-        ("/v1/nodes/{ident}", get(handlers::show_node)),
-        (
-            "/v1/nodes/{ident}/maintenance",
-            get(handlers::list_entries)
-                .post(handlers::add_entry)
-                .put(handlers::legacy_set)
-                .delete(handlers::release_all),
-        ),
-        ("/v1/nodes/{ident}/maintenance/{entry}", delete(handlers::release_entry).patch(handlers::extend_entry)),
-        ("/v1/maintenance", get(handlers::list_windows)),
-    ]
-    .into_iter()
-    .fold(Router::new(), |router, (path, methods)| {
-        router.route(path, methods.clone()).route(&format!("{path}/"), methods)
-    })
-    .route_layer(middleware::from_fn_with_state(state.clone(), read_body))
-    .route_layer(middleware::from_fn_with_state(state.clone(), identify));
-    Router::new()
-        .route("/", get(handlers::root))
-        .route("/v1", get(handlers::v1))
-        .route("/v1/", get(handlers::v1))
-        .route("/healthcheck", get(health::healthcheck))
+    let (mut public, mut nodes) = (Router::new(), Router::new());
+    for route in routes::routes() {
+        let group = if route.public { &mut public } else { &mut nodes };
+        *group = std::mem::take(group).route(route.path, route.router.clone());
+        if route.path != "/" {
+            *group = std::mem::take(group).route(&format!("{}/", route.path), route.router);
+        }
+    }
+    let nodes = nodes
+        .route_layer(middleware::from_fn_with_state(state.clone(), read_body))
+        .route_layer(middleware::from_fn_with_state(state.clone(), identify));
+    public
         .merge(nodes)
         .fallback(handlers::not_found)
         .method_not_allowed_fallback(handlers::method_not_allowed)
