@@ -373,7 +373,7 @@ async fn a_galera_node_killed_under_load_loses_nothing_and_rejoins_with_the_same
         assert!(Instant::now() < deadline, "the rejoined node's serve is still unhealthy after 30 s");
         tokio::time::sleep(Duration::from_millis(250)).await;
     }
-    let (back, back_other) = load(&[doomed.clone()], &names, 2, Duration::from_secs(2)).await;
+    let (back, back_other) = load(std::slice::from_ref(&doomed), &names, 2, Duration::from_secs(2)).await;
     assert_eq!(
         (back.unavailable.load(Ordering::Relaxed), back.other.load(Ordering::Relaxed)),
         (0, 0),
