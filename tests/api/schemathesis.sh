@@ -17,6 +17,7 @@ examples=${2:-40}
 hash=$(sha256sum "$here/requirements.txt" | cut -c1-12)
 venv=${NODEMAINT_SCHEMATHESIS_VENV:-${XDG_CACHE_HOME:-$HOME/.cache}/nodemaint/schemathesis-$hash}
 . "$here/../lib/venv.sh"
+. "$here/../lib/serve.sh"
 cached_venv schemathesis "$here/requirements.txt" "$venv"
 
 work=$(mktemp -d)
@@ -41,16 +42,8 @@ for url in "${urls[@]}"; do
   nm node create --name n2 --maintenance --reason "legacy reason"
   nm maintenance add n1 --type hardware_failure --reason "disk 3"
   nm maintenance add n1 --type operator_hold --reason "row C" --start +30d --end +31d
-  "$bin" --database-url "$url" serve --auth-strategy noauth --bind 127.0.0.1:0 --tick-interval 0 \
-    2>"$work/serve.log" &
-  serve_pid=$!
-  base=
-  for _ in $(seq 1 100); do
-    base=$(grep -o 'listening on http://[0-9.:]*' "$work/serve.log" | head -n1 | sed 's/listening on //') || true
-    [ -n "$base" ] && break
-    sleep 0.1
-  done
-  [ -n "$base" ] || { echo "schemathesis: serve did not start:" >&2; cat "$work/serve.log" >&2; exit 1; }
+  start_serve "$bin" "$url" "$work/serve.log" --tick-interval 0
+  base=$serve_addr
   echo "schemathesis: $(echo "$url" | sed 's|//[^@]*@|//|') at $base"
   "$venv/bin/schemathesis" run "$root/src/server/openapi.yaml" --url "$base" \
     --checks not_a_server_error,status_code_conformance,content_type_conformance,response_schema_conformance \

@@ -14,6 +14,7 @@ here=tests/clients
 hash=$(sha256sum "$here/requirements.txt" | cut -c1-12)
 venv=${NODEMAINT_CLIENT_VENV:-${XDG_CACHE_HOME:-$HOME/.cache}/nodemaint/clients-$hash}
 . tests/lib/venv.sh
+. tests/lib/serve.sh
 cached_venv clients "$here/requirements.txt" "$venv"
 
 # `run.sh --venv`: only make sure the clients are installed, and say where
@@ -53,15 +54,8 @@ for backend in "${backends[@]}"; do
   "$bin" --database-url "$url" -q db upgrade
   "$bin" --database-url "$url" -q node create --name myNode >/dev/null
   log="$work/serve-$name.log"
-  RUST_LOG=info "$bin" --database-url "$url" serve --auth-strategy noauth --bind 127.0.0.1:0 2>"$log" &
-  server=$!
-  addr=""
-  for _ in $(seq 1 100); do
-    addr=$(grep -o 'listening on http://[0-9.:]*' "$log" | head -n1 | sed 's/listening on //') || true
-    [ -n "$addr" ] && break
-    sleep 0.1
-  done
-  [ -n "$addr" ] || { echo "clients: nodemaint serve did not start:" >&2; cat "$log" >&2; exit 1; }
+  start_serve "$bin" "$url" "$log"
+  server=$serve_pid addr=$serve_addr
   status=0
   "$venv/bin/python" "$here/check.py" "$addr" "$bin" "$url" || status=$?
   kill -TERM "$server"; wait "$server" || { echo "clients: serve did not stop cleanly" >&2; status=1; }

@@ -291,6 +291,10 @@ async fn extend_and_cancel_follow_the_release_rules(t: TestDb) {
     // Cancel: a scheduled window goes; an active one is refused (release ends it).
     let e = svc.cancel(&operator(), "myNode", &active.uuid).await.unwrap_err();
     assert_eq!(e.http_status(), 409, "{e}");
+    // Its advice names a command that exists, as it is spelt.
+    assert!(e.message().contains(&format!("nodemaint maintenance remove myNode {}", active.uuid)), "{e}");
+    let out = t.cli(&["maintenance", "remove", "--help"]);
+    assert!(out.status.success() && !String::from_utf8_lossy(&out.stdout).contains("--entry"));
     assert!(e.message().contains("release it"), "{e}");
     svc.cancel(&operator(), "myNode", &planned.uuid).await.unwrap();
     // DELETE of a scheduled window (the release operation) cancels it too.

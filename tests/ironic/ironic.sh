@@ -16,6 +16,7 @@ venv=${NODEMAINT_IRONIC_VENV:-${XDG_CACHE_HOME:-$HOME/.cache}/nodemaint/ironic-$
 fixtures=${NODEMAINT_IRONIC_SCHEMA_DIR:-$here/../../../shared/fixtures}
 
 . "$here/../lib/venv.sh"
+. "$here/../lib/serve.sh"
 
 install() {
   cached_venv ironic "$here/requirements.txt" "$venv"
@@ -53,14 +54,7 @@ start() {
 }
 
 stop() {
-  local dir=${NODEMAINT_IRONIC_DIR:?set NODEMAINT_IRONIC_DIR}
-  local pid
-  pid=$(cat "$dir/ironic.pid" 2>/dev/null || true)
-  if [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null; then
-    kill -TERM -- "-$pid" 2>/dev/null || kill -TERM "$pid"
-    for _ in $(seq 1 40); do kill -0 "$pid" 2>/dev/null || return 0; sleep 0.25; done
-    kill -KILL -- "-$pid" 2>/dev/null || kill -KILL "$pid" 2>/dev/null || true
-  fi
+  stop_pidfile ironic "${NODEMAINT_IRONIC_DIR:?set NODEMAINT_IRONIC_DIR}/ironic.pid"
 }
 
 case "${1:-}" in

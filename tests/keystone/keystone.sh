@@ -18,6 +18,7 @@ hash=$(sha256sum "$here/requirements.txt" | cut -c1-12)
 venv=${NODEMAINT_KEYSTONE_VENV:-${XDG_CACHE_HOME:-$HOME/.cache}/nodemaint/keystone-$hash}
 
 . "$here/../lib/venv.sh"
+. "$here/../lib/serve.sh"
 
 install() {
   cached_venv keystone "$here/requirements.txt" "$venv"
@@ -76,14 +77,7 @@ CONF
 }
 
 stop() {
-  local dir=${NODEMAINT_KEYSTONE_DIR:?set NODEMAINT_KEYSTONE_DIR}
-  local pid
-  pid=$(cat "$dir/uwsgi.pid" 2>/dev/null || true)
-  if [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null; then
-    kill -TERM "$pid"
-    for _ in $(seq 1 40); do kill -0 "$pid" 2>/dev/null || return 0; sleep 0.25; done
-    kill -KILL "$pid" 2>/dev/null || true
-  fi
+  stop_pidfile keystone "${NODEMAINT_KEYSTONE_DIR:?set NODEMAINT_KEYSTONE_DIR}/uwsgi.pid"
 }
 
 case "${1:-}" in
