@@ -165,8 +165,13 @@ async fn quiet_means_nothing_on_success(t: TestDb) {
     }
     // `add`'s help names its exit codes; read-only commands do not claim to record the user.
     let help = stdout(&t.cli(&["maintenance", "add", "--help"]));
-    assert!(help.contains("Exit codes: 0 added, 7") && help.contains("9 conflict") && help.contains("10 bad input"), "{help}");
-    assert!(!stdout(&t.cli(&["maintenance", "list", "--help"])).contains("recorded as asserted_by and in history. Default"));
+    assert!(
+        help.contains("Exit codes: 0 added, 7") && help.contains("9 conflict") && help.contains("10 bad input"),
+        "{help}"
+    );
+    assert!(
+        !stdout(&t.cli(&["maintenance", "list", "--help"])).contains("recorded as asserted_by and in history. Default")
+    );
     // Data asked for is still shown, and JSON always.
     assert!(stdout(&t.cli(&["-q", "node", "show", "n1"])).contains("n1"));
     assert!(stdout(&t.cli(&["-q", "--format", "json", "node", "create", "--name", "n2"])).contains("\"n2\""));
