@@ -333,11 +333,6 @@ impl Error {
         Error::NotFound(format!("Maintenance entry {uuid} could not be found on node {node}."))
     }
 
-    /// Whether the connection died under the operation ([`Error::Lost`]).
-    pub fn is_lost_connection(&self) -> bool {
-        matches!(self, Error::Lost { .. })
-    }
-
     /// Whether the failed transaction may be run again as a whole
     /// (a deadlock, a serialization failure, a busy or locked database).
     pub fn is_transient(&self) -> bool {

@@ -325,16 +325,9 @@ fn auth_strategy(args: &ServeArgs, config: &Config) -> Result<AuthStrategy> {
             "[DEFAULT] auth_strategy = {other} in {}: nodemaint serve takes keystone or noauth from there (or pass --auth-strategy)",
             config.describe()
         ))),
-        (None, None) => auth_default(args, config),
-    }
-}
-
-fn auth_default(args: &ServeArgs, config: &Config) -> Result<AuthStrategy> {
-    match args.auth_strategy {
-        Some(strategy) => Ok(strategy),
-        None if config.keystone_authtoken.is_some() => Ok(AuthStrategy::Keystone),
-        None if args.bind.ip().is_loopback() => Ok(AuthStrategy::TrustedHeaders),
-        None => Err(Error::Config(format!(
+        (None, None) if config.keystone_authtoken.is_some() => Ok(AuthStrategy::Keystone),
+        (None, None) if args.bind.ip().is_loopback() => Ok(AuthStrategy::TrustedHeaders),
+        (None, None) => Err(Error::Config(format!(
             "serve on {} would trust identity headers from anyone who reaches it; configure [keystone_authtoken] (or pass --auth-strategy keystone), or, behind a proxy that authenticates and strips those headers, pass --auth-strategy trusted-headers",
             args.bind
         ))),

@@ -190,11 +190,7 @@ async fn negotiate(mut request: Request, next: Next) -> Response {
     };
     let chosen = match negotiated {
         Ok(v) => v,
-        Err(Refusal::Invalid(message)) => {
-            let mut response = refuse(message).into_response();
-            response.extensions_mut().insert(errors::Framework);
-            return response;
-        }
+        Err(Refusal::Invalid(message)) => return refuse(message).into_response(),
         Err(Refusal::Unsupported(message)) => {
             let mut response = refuse(message).into_response();
             range_headers(response.headers_mut());
