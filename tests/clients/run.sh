@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
 # The real OpenStack clients against `nodemaint serve`, on SQLite and, when
 # NODEMAINT_TEST_POSTGRES_URL / NODEMAINT_TEST_MYSQL_URL are set, PostgreSQL
-# and MariaDB (under CI both must be set). Installs python-ironicclient and
-# openstacksdk from PyPI into a virtual environment cached by requirements.
+# and MariaDB (under CI both must be set). Installs python-ironicclient,
+# python-openstackclient and openstacksdk from PyPI into a virtual
+# environment cached by requirements, and this repository's client package
+# (client/) into it afresh on every run: check.py drives the clients' own
+# commands, plugin.py the package's.
 #
 #   bash tests/clients/run.sh [path/to/nodemaint]
 #   bash tests/clients/run.sh --venv     # install only; print the venv's path
@@ -20,6 +23,7 @@ cached_venv clients "$here/requirements.txt" "$venv"
 # `run.sh --venv`: only make sure the clients are installed, and say where
 # (the keystone tests run the real client from there).
 if [ "${1:-}" = --venv ]; then echo "$venv"; exit 0; fi
+"$venv/bin/pip" install --quiet --disable-pip-version-check --no-deps --force-reinstall ./client
 
 work=$(mktemp -d)
 server=""
@@ -54,13 +58,14 @@ for backend in "${backends[@]}"; do
   "$bin" --database-url "$url" -q db upgrade
   "$bin" --database-url "$url" -q node create --name myNode >/dev/null
   log="$work/serve-$name.log"
-  start_serve "$bin" "$url" "$log"
+  start_serve "$bin" "$url" "$log" --tick-interval 1
   server=$serve_pid addr=$serve_addr
   status=0
   "$venv/bin/python" "$here/check.py" "$addr" "$bin" "$url" || status=$?
+  [ "$status" != 0 ] || "$venv/bin/python" "$here/plugin.py" "$addr" "$bin" "$url" || status=$?
   kill -TERM "$server"; wait "$server" || { echo "clients: serve did not stop cleanly" >&2; status=1; }
   server=""
   "${drop[@]}"
   if [ "$status" != 0 ]; then echo "clients: FAILED on ${label,,}; server log:" >&2; tail -n 30 "$log" >&2; exit "$status"; fi
 done
-echo "clients: python-ironicclient and openstacksdk passed on ${#backends[@]} backends"
+echo "clients: python-ironicclient, openstacksdk and nodemaint-client passed on ${#backends[@]} backends"

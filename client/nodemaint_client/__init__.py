@@ -1,0 +1,1 @@
+"""The node maintenance spec's client side for python-ironicclient's OSC plugin."""
