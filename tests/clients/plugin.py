@@ -123,3 +123,50 @@ expect("cancel removed the scheduled window", entries(), [])
 ended = json.loads(osc("maintenance", "list", "--state", "ended", "--since=-1d", "-f", "json").stdout)
 expect("ended windows, read from history", sorted(w["State"] for w in ended), ["ended", "ended"])
 print("all client-package checks passed")
+
+# --- openstacksdk: the resource and helpers, Scenario 2 to 4's steps ---
+import openstack  # noqa: E402
+from openstack import exceptions as sdk_exceptions  # noqa: E402
+
+from nodemaint_client import sdk  # noqa: E402
+
+conn = openstack.connect(auth_type="none", baremetal_endpoint_override=BASE + "/",
+                         load_yaml_config=False, load_envvars=False)
+held = sdk.add_maintenance(conn, "myNode", "hardware_failure", reason="Disk 3 has bad sectors")
+expect("sdk add_maintenance returns the entry", (held.entry_type, held.scope, held.node_id),
+       ("hardware_failure", "system", "myNode"))
+sdk.add_maintenance(conn, "myNode", "operator_hold", reason="Row C power work")
+listed = sdk.list_maintenance(conn, "myNode")
+expect("sdk list_maintenance", sorted((e.entry_type, e.reason, e.releasable) for e in listed),
+       [("hardware_failure", "Disk 3 has bad sectors", True), ("operator_hold", "Row C power work", True)])
+try:
+    sdk.add_maintenance(conn, "myNode", "hardware_failure", reason="again")
+    sys.exit("FAIL: a duplicate entry was accepted through the sdk")
+except sdk_exceptions.ConflictException as e:
+    expect("sdk: a duplicate is a ConflictException with the server's words", "already" in str(e), True)
+sdk.remove_maintenance(conn, "myNode", held.id)
+expect("sdk remove_maintenance", [t for t, _, _ in entries()], ["operator_hold"])
+planned = sdk.add_maintenance(conn, "myNode", "hardware_failure", reason="rack move", starts_at="+1d", ends_at="+2d")
+moved = sdk.extend_maintenance(conn, "myNode", planned.id, "+3d")
+expect("sdk extend_maintenance moves the end", moved.ends_at > planned.ends_at, True)
+sdk.remove_all_maintenance(conn, "myNode")
+expect("sdk remove_all_maintenance releases every active entry", entries(), [("hardware_failure", "rack move", "scheduled")])
+sdk.cancel_maintenance(conn, "myNode", planned.id)
+expect("sdk cancel_maintenance cancels the scheduled window", entries(), [])
+print("all sdk checks passed")
+
+# The resource itself, as any openstacksdk resource is used.
+Entry = sdk.NodeMaintenanceEntry
+created = Entry.new(node_id="myNode", entry_type="hardware_failure", reason="via the resource").create(conn.baremetal)
+expect("resource create", (created.scope, created.state), ("system", "active"))
+window = Entry.new(node_id="myNode", entry_type="operator_hold", reason="w", ends_at="+1d").create(conn.baremetal)
+first_end = window.ends_at
+window.ends_at = "+2d"
+window = window.commit(conn.baremetal)
+expect("resource commit of ends_at extends the window", window.ends_at > first_end, True)
+expect("resource list", sorted(e.entry_type for e in Entry.list(conn.baremetal, node_id="myNode")),
+       ["hardware_failure", "operator_hold"])
+created.delete(conn.baremetal)
+window.delete(conn.baremetal)
+expect("resource delete", entries(), [])
+print("all resource checks passed")
