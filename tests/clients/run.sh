@@ -20,10 +20,12 @@ venv=${NODEMAINT_CLIENT_VENV:-${XDG_CACHE_HOME:-$HOME/.cache}/nodemaint/clients-
 . tests/lib/serve.sh
 cached_venv clients "$here/requirements.txt" "$venv"
 
+# Under the venv's lock: tests may ask for the venv at the same time.
+flock "$venv.lock" "$venv/bin/pip" install --quiet --disable-pip-version-check --no-deps --force-reinstall ./client
+
 # `run.sh --venv`: only make sure the clients are installed, and say where
-# (the keystone tests run the real client from there).
+# (the keystone and Ironic tests run the real client from there).
 if [ "${1:-}" = --venv ]; then echo "$venv"; exit 0; fi
-"$venv/bin/pip" install --quiet --disable-pip-version-check --no-deps --force-reinstall ./client
 
 work=$(mktemp -d)
 server=""

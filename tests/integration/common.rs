@@ -230,3 +230,16 @@ pub async fn node_invariants(
     assert_eq!(node.maintenance_reason, reason, "{label}: reason");
     entries
 }
+
+/// The virtual environment with the real OpenStack clients and this
+/// repository's client package (`tests/clients/run.sh --venv` builds it once
+/// and installs the package afresh).
+pub fn client_venv() -> std::path::PathBuf {
+    let out = Command::new("bash")
+        .arg(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/clients/run.sh"))
+        .arg("--venv")
+        .output()
+        .expect("run tests/clients/run.sh --venv");
+    assert!(out.status.success(), "clients: {}", String::from_utf8_lossy(&out.stderr));
+    std::path::PathBuf::from(String::from_utf8_lossy(&out.stdout).trim())
+}

@@ -9,7 +9,7 @@
 //! (`cafile`, `insecure`). On SQLite and PostgreSQL.
 
 use crate::api::Server;
-use crate::common::{Backend, ConfigFile, TestDb, count};
+use crate::common::{Backend, ConfigFile, TestDb, client_venv, count};
 use nodemaint::admin::legacy_nodes::{self, NewNode, NodeChange};
 use nodemaint_test_support::keystone::{Admin, Keystone, PASSWORD, Scope, token, token_via};
 use reqwest::StatusCode;
@@ -306,17 +306,6 @@ async fn missing_invalid_and_revoked_tokens_are_401_and_keystone_down_is_503_wit
     assert!(headers.contains_key("Retry-After"));
     assert_eq!(count(&db, "SELECT COUNT(*) FROM node_maintenance").await, 0);
     assert!(api.log_lines().iter().any(|l| l.contains("cannot reach Keystone")), "one line in the log");
-}
-
-/// The venv with the real OpenStack clients (tests/clients/run.sh installs it).
-fn client_venv() -> PathBuf {
-    let out = Command::new("bash")
-        .arg(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/clients/run.sh"))
-        .arg("--venv")
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "clients: {}", String::from_utf8_lossy(&out.stderr));
-    PathBuf::from(String::from_utf8_lossy(&out.stdout).trim())
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -81,21 +81,6 @@ fn block_after(heading: &str) -> Vec<String> {
     lines
 }
 
-/// The real clients' virtual environment (tests/clients/), built if missing.
-fn baremetal() -> String {
-    let root = env!("CARGO_MANIFEST_DIR");
-    let out = Command::new("bash")
-        .arg("-c")
-        .arg(format!(
-            ". {root}/tests/lib/venv.sh; venv=\"${{XDG_CACHE_HOME:-$HOME/.cache}}/nodemaint/clients-$(sha256sum {root}/tests/clients/requirements.txt | cut -c1-12)\"; \
-             cached_venv clients {root}/tests/clients/requirements.txt \"$venv\" && echo \"$venv/bin/baremetal\""
-        ))
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "the clients' venv: {}", String::from_utf8_lossy(&out.stderr));
-    String::from_utf8_lossy(&out.stdout).trim().to_owned()
-}
-
 #[test]
 fn the_readmes_rest_api_block_runs_as_written() {
     use std::io::{BufRead, BufReader};
@@ -104,7 +89,7 @@ fn the_readmes_rest_api_block_runs_as_written() {
     let dir = std::env::temp_dir().join(format!("nodemaint-readme-{}", uuid::Uuid::new_v4().simple()));
     std::fs::create_dir_all(&dir).unwrap();
     let bin = env!("CARGO_BIN_EXE_nodemaint");
-    let baremetal = baremetal();
+    let baremetal = crate::common::client_venv().join("bin/baremetal").display().to_string();
     /// The README's server, killed however the test ends.
     struct Serving(std::process::Child);
     impl Drop for Serving {
