@@ -14,7 +14,6 @@ use nodemaint::admin::legacy_nodes::{self, NewNode, NodeChange};
 use nodemaint_test_support::keystone::{Admin, Keystone, PASSWORD, Scope, token, token_via};
 use reqwest::StatusCode;
 use serde_json::{Value, json};
-use std::path::PathBuf;
 use std::process::Command;
 use std::time::Duration;
 
