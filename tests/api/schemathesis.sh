@@ -45,10 +45,11 @@ for url in "${urls[@]}"; do
   start_serve "$bin" "$url" "$work/serve.log" --tick-interval 0
   base=$serve_addr
   echo "schemathesis: $(echo "$url" | sed 's|//[^@]*@|//|') at $base"
-  "$venv/bin/schemathesis" run "$root/src/server/openapi.yaml" --url "$base" \
+  # Run from the scratch directory: schemathesis keeps a cache in the working directory.
+  (cd "$work" && "$venv/bin/schemathesis" run "$root/src/server/openapi.yaml" --url "$base" \
     --checks not_a_server_error,status_code_conformance,content_type_conformance,response_schema_conformance \
     --phases examples,coverage,fuzzing --max-examples "$examples" --seed 20261205 \
-    --generation-database none --generation-allow-x00 true --no-color --workers 2
+    --generation-database none --generation-allow-x00 true --no-color --workers 2)
   kill "$serve_pid"; wait "$serve_pid" 2>/dev/null || true; serve_pid=
 done
 if [ -n "${name:-}" ]; then
