@@ -170,3 +170,9 @@ created.delete(conn.baremetal)
 window.delete(conn.baremetal)
 expect("resource delete", entries(), [])
 print("all resource checks passed")
+
+# --- every verb's --help has an example ---
+for verb in (("node", "maintenance", "add"), ("node", "maintenance", "list"), ("node", "maintenance", "remove"),
+             ("node", "maintenance", "extend"), ("node", "maintenance", "cancel"), ("maintenance", "list")):
+    text = osc(*verb, "--help").stdout
+    expect(f"{' '.join(verb)} --help has an example", "Example:" in text and "openstack baremetal" in text, True)

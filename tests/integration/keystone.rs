@@ -435,3 +435,172 @@ async fn a_keystone_over_tls_is_trusted_through_cafile_or_insecure_and_refused_o
     drop(keystone);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// The spec's Scenarios 1 to 7 as the spec writes them, through the real
+/// `openstack` command with this repository's client package, as real
+/// Keystone users: a system admin, a member of the owning project, the
+/// lessee's admin and a second lessee's admin. After each step: the tables,
+/// the server's refusals, the boolean and synthesised reason, and the
+/// history's identities.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_specs_scenarios_through_the_openstack_client_as_real_users() {
+    let world = World::new().await;
+    let venv = client_venv();
+    let t = backends().await.into_iter().next().unwrap();
+    let db = database(&t, &world).await;
+    let config = world.config(300, "");
+    let api = Server::start_with(&t.url, "keystone", &["--config", &config.path()]);
+    world.admin.catalog(&api.base).await;
+    let cloud = |name: &str, user: &str, scope: &str| {
+        format!(
+            "  {name}:\n    auth: {{auth_url: '{url}', username: {user}, password: '{PASSWORD}', user_domain_name: Default, {scope}}}\n    auth_type: password\n    region_name: RegionOne\n    interface: public\n",
+            url = world.keystone.url
+        )
+    };
+    let clouds = ConfigFile::new(&format!(
+        "clouds:\n{}{}{}{}",
+        cloud("operator", "operator", "system_scope: all"),
+        cloud("owner", "owner-member", &format!("project_id: '{}'", world.owner)),
+        cloud("lessee", "lessee-admin", &format!("project_id: '{}'", world.lessee)),
+        cloud("lessee-b", "lessee-b-admin", &format!("project_id: '{}'", world.lessee_b)),
+    ));
+    let openstack = |as_cloud: &str, args: &[&str]| {
+        Command::new(venv.join("bin/openstack"))
+            .env_clear()
+            .env("PATH", "/usr/bin:/bin")
+            .env("OS_CLIENT_CONFIG_FILE", clouds.path())
+            .args(["--os-cloud", as_cloud, "baremetal"])
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    let ok = |as_cloud: &str, args: &[&str]| {
+        let out = openstack(as_cloud, args);
+        let (stdout, stderr) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+        assert!(out.status.success(), "openstack baremetal {args:?} as {as_cloud}: {stdout}{stderr}");
+        stdout.into_owned()
+    };
+    let refused = |as_cloud: &str, args: &[&str]| {
+        let out = openstack(as_cloud, args);
+        let stderr = String::from_utf8_lossy(&out.stderr).trim().to_owned();
+        assert!(!out.status.success(), "openstack baremetal {args:?} as {as_cloud} was accepted");
+        assert_eq!(stderr.lines().count(), 1, "one line, no traceback: {stderr}");
+        stderr
+    };
+    let json = |text: String| -> Value { serde_json::from_str(&text).unwrap_or_else(|e| panic!("{e}: {text}")) };
+    let node = |as_cloud: &str| {
+        let shown = json(ok(as_cloud, &["node", "show", "myNode", "-f", "json"]));
+        (shown["maintenance"].as_bool().unwrap(), shown["maintenance_reason"].as_str().map(str::to_owned))
+    };
+    let last_event = || async {
+        let rows = crate::common::rows(
+            &db,
+            "SELECT event, \"user\" FROM node_history WHERE event_type = 'maintenance' ORDER BY id DESC LIMIT 1",
+        )
+        .await;
+        (rows[0][0].clone().unwrap(), rows[0][1].clone().unwrap())
+    };
+    let disk = "Disk 3 has bad sectors, scheduled for replacement, see ticket https://myjira/CIDTEAM-3743";
+    let power = "Row C power work, change window CHG-2211";
+
+    // Scenario 1: the owner's hardware replacement hold.
+    let s1 = json(ok(
+        "owner",
+        &["node", "maintenance", "add", "myNode", "--type", "hardware_failure", "--reason", disk, "-f", "json"],
+    ));
+    assert_eq!((s1["scope"].as_str(), s1["asserted_by"].as_str()), (Some("owner"), Some(world.owner_member.as_str())));
+    assert_eq!(s1["asserted_by_project"].as_str(), Some(world.owner.as_str()));
+    assert_eq!(node("operator"), (true, Some(format!("hardware_failure: {disk}"))), "old readers see it");
+
+    // Scenario 2: the operator's second hold; the spec's table; a duplicate is 409.
+    let s2 = json(ok(
+        "operator",
+        &["node", "maintenance", "add", "myNode", "--type", "operator_hold", "--reason", power, "-f", "json"],
+    ));
+    assert_eq!(s2["scope"], "system");
+    let table = json(ok("operator", &["node", "maintenance", "list", "myNode", "-f", "json"]));
+    let rows: Vec<(String, String)> = table
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| (r["Type"].as_str().unwrap().to_owned(), r["Scope"].as_str().unwrap().to_owned()))
+        .collect();
+    assert_eq!(
+        rows,
+        [("hardware_failure".to_owned(), "owner".to_owned()), ("operator_hold".to_owned(), "system".to_owned())]
+    );
+    let again =
+        refused("owner", &["node", "maintenance", "add", "myNode", "--type", "hardware_failure", "--reason", "again"]);
+    assert!(again.contains("already"), "{again}");
+
+    // Scenario 3: the power work ends first; history names the releaser.
+    ok("operator", &["node", "maintenance", "remove", "myNode", s2["uuid"].as_str().unwrap()]);
+    assert_eq!(node("owner"), (true, Some(format!("hardware_failure: {disk}"))));
+    let (event, user) = last_event().await;
+    assert!(event.contains("operator_hold") && event.contains(power), "{event}");
+    assert_eq!(user, world.operator, "the releasing identity");
+
+    // Scenario 4: everything at once, by the owner.
+    ok("owner", &["node", "maintenance", "remove", "myNode", "--all"]);
+    assert_eq!(node("owner"), (false, None));
+
+    // Scenario 5: the lessee cannot clear the operator's hold, only its own.
+    let s5 = json(ok(
+        "operator",
+        &["node", "maintenance", "add", "myNode", "--type", "hardware_failure", "--reason", "PSU", "-f", "json"],
+    ));
+    let mine = json(ok(
+        "lessee",
+        &["node", "maintenance", "add", "myNode", "--type", "operator_hold", "--reason", "tenant work", "-f", "json"],
+    ));
+    assert_eq!(mine["scope"], "lessee");
+    let denied = refused("lessee", &["node", "maintenance", "remove", "myNode", "--all"]);
+    let uuid5 = s5["uuid"].as_str().unwrap();
+    assert!(
+        denied.contains(&format!("Cannot release maintenance entry {uuid5} (type hardware_failure, scope system): not permitted at lessee scope")),
+        "{denied}"
+    );
+    assert_eq!(count(&db, "SELECT COUNT(*) FROM node_maintenance").await, 2, "nothing released");
+    ok("lessee", &["node", "maintenance", "remove", "myNode", mine["uuid"].as_str().unwrap()]);
+    assert_eq!(node("operator"), (true, Some("hardware_failure: PSU".to_owned())), "the operator's hold alone");
+
+    // Scenario 6: a lease change; the new lessee cannot release the old lessee's hold.
+    let stale = json(ok(
+        "lessee",
+        &["node", "maintenance", "add", "myNode", "--type", "operator_hold", "--reason", "lease A", "-f", "json"],
+    ));
+    legacy_nodes::set(
+        &db,
+        "myNode",
+        NodeChange { lessee: Some(Some(world.lessee_b.clone())), ..NodeChange::default() },
+    )
+    .await
+    .unwrap();
+    let denied = refused("lessee-b", &["node", "maintenance", "remove", "myNode", "--all"]);
+    assert!(
+        denied.contains(&format!("asserted by project {}", world.lessee))
+            && denied.contains("not asserted by your project"),
+        "{denied}"
+    );
+    ok("owner", &["node", "maintenance", "remove", "myNode", stale["uuid"].as_str().unwrap()]);
+    ok("operator", &["node", "maintenance", "remove", "myNode", uuid5]);
+    assert_eq!(node("operator"), (false, None));
+
+    // Scenario 7: legacy set/unset (python-ironicclient's own), unchanged;
+    // its unset is refused, naming the blocker, when a hold is not the caller's.
+    ok("owner", &["node", "maintenance", "set", "myNode", "--reason", "rebalancing rack"]);
+    assert_eq!(node("owner"), (true, Some("rebalancing rack".to_owned())), "read back verbatim");
+    ok("owner", &["node", "maintenance", "unset", "myNode"]);
+    assert_eq!(node("owner"), (false, None));
+    let blocker = json(ok(
+        "operator",
+        &["node", "maintenance", "add", "myNode", "--type", "hardware_failure", "--reason", "PSU", "-f", "json"],
+    ));
+    let out = openstack("owner", &["node", "maintenance", "unset", "myNode"]);
+    assert!(!out.status.success());
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains(blocker["uuid"].as_str().unwrap()),
+        "the 403 names the blocker"
+    );
+    assert!(node("operator").0, "the refused unset released nothing");
+}
