@@ -6,8 +6,10 @@ this waits), and the estate listing across pages.
 
     python plugin.py BASE_URL NODEMAINT_BIN DATABASE_URL
 
-Against a server started with `--auth-strategy noauth --tick-interval 1`
-holding one node, `myNode`, with no entry.
+Against a server started with `--tick-interval 1` holding one node,
+`myNode`, with no entry: with `--auth-strategy noauth`, or, when
+NODEMAINT_CLIENT_CLOUD names a cloud of OS_CLIENT_CONFIG_FILE, as that
+Keystone user (NODEMAINT_CLIENT_USER: its user id, a system admin).
 """
 
 import json
@@ -18,7 +20,9 @@ import time
 
 BASE, NODEMAINT, DB_URL = sys.argv[1:4]
 BIN = os.path.dirname(sys.executable)
-AUTH = ("--os-auth-type", "none", "--os-endpoint", BASE)
+CLOUD = os.environ.get("NODEMAINT_CLIENT_CLOUD")
+USER = os.environ.get("NODEMAINT_CLIENT_USER", "noauth")
+AUTH = ("--os-cloud", CLOUD) if CLOUD else ("--os-auth-type", "none", "--os-endpoint", BASE)
 
 
 def run(*args, stdin=None):
@@ -73,7 +77,7 @@ expect("list -f json, field by field", sorted((e["Type"], e["Reason"], e["Scope"
 long = json.loads(osc("node", "maintenance", "list", "myNode", "--long", "-f", "json").stdout)
 expect("--long adds who, when, state and releasable",
        sorted((e["Asserted By"], e["Asserted By Project"], e["State"], e["Releasable"]) for e in long),
-       [("noauth", None, "active", True)] * 2)
+       [(USER, None, "active", True)] * 2)
 refused("a duplicate is the server's 409",
         osc("node", "maintenance", "add", "myNode", "--type", "hardware_failure", "--reason", "again", ok=False),
         "already")
@@ -130,8 +134,11 @@ from openstack import exceptions as sdk_exceptions  # noqa: E402
 
 from nodemaint_client import sdk  # noqa: E402
 
-conn = openstack.connect(auth_type="none", baremetal_endpoint_override=BASE + "/",
-                         load_yaml_config=False, load_envvars=False)
+if CLOUD:
+    conn = openstack.connect(cloud=CLOUD)
+else:
+    conn = openstack.connect(auth_type="none", baremetal_endpoint_override=BASE + "/",
+                             load_yaml_config=False, load_envvars=False)
 held = sdk.add_maintenance(conn, "myNode", "hardware_failure", reason="Disk 3 has bad sectors")
 expect("sdk add_maintenance returns the entry", (held.entry_type, held.scope, held.node_id),
        ("hardware_failure", "system", "myNode"))

@@ -604,3 +604,38 @@ async fn the_specs_scenarios_through_the_openstack_client_as_real_users() {
     );
     assert!(node("operator").0, "the refused unset released nothing");
 }
+
+/// The client package's own checks (tests/clients/plugin.py: the verbs'
+/// JSON, refusals and bad input, windows released by serve's tick, the
+/// estate listing, openstacksdk's resource and helpers) as a real Keystone
+/// user instead of `noauth`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_client_packages_checks_pass_as_a_keystone_user() {
+    let world = World::new().await;
+    let venv = client_venv();
+    let t = backends().await.into_iter().next().unwrap();
+    database(&t, &world).await;
+    let config = world.config(300, "");
+    let api = Server::start_with(&t.url, "keystone", &["--config", &config.path(), "--tick-interval", "1"]);
+    world.admin.catalog(&api.base).await;
+    let clouds = ConfigFile::new(&format!(
+        "clouds:\n  operator:\n    auth: {{auth_url: '{}', username: operator, password: '{PASSWORD}', user_domain_name: Default, system_scope: all}}\n    auth_type: password\n    region_name: RegionOne\n    interface: public\n",
+        world.keystone.url
+    ));
+    let out = Command::new(venv.join("bin/python"))
+        .arg(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/clients/plugin.py"))
+        .args([api.base.as_str(), env!("CARGO_BIN_EXE_nodemaint"), t.url.as_str()])
+        .env_clear()
+        .env("PATH", "/usr/bin:/bin")
+        .env("OS_CLIENT_CONFIG_FILE", clouds.path())
+        .env("NODEMAINT_CLIENT_CLOUD", "operator")
+        .env("NODEMAINT_CLIENT_USER", &world.operator)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        stdout.contains("all client-package checks passed") && stdout.contains("all resource checks passed"),
+        "{stdout}"
+    );
+}
