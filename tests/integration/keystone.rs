@@ -531,7 +531,10 @@ async fn the_specs_scenarios_through_the_openstack_client_as_real_users() {
     );
     let again =
         refused("owner", &["node", "maintenance", "add", "myNode", "--type", "hardware_failure", "--reason", "again"]);
-    assert!(again.contains("already"), "{again}");
+    assert!(
+        again.contains(s1["uuid"].as_str().unwrap()) && again.contains("already active"),
+        "the 409 names the entry: {again}"
+    );
 
     // Scenario 3: the power work ends first; history names the releaser.
     ok("operator", &["node", "maintenance", "remove", "myNode", s2["uuid"].as_str().unwrap()]);
