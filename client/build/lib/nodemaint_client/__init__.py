@@ -1,1 +1,0 @@
-"""The node maintenance spec's client side for python-ironicclient's OSC plugin."""
