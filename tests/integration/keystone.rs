@@ -69,6 +69,20 @@ impl World {
         token(&self.keystone.url, user, scope).await
     }
 
+    /// A clouds.yaml for the real clients: each `(cloud, user, scope)` logs
+    /// in with a password, `scope` being `system_scope: all` or
+    /// `project_id: '…'` (system scope has no command-line flag).
+    fn clouds(&self, clouds: &[(&str, &str, String)]) -> ConfigFile {
+        let mut text = String::from("clouds:\n");
+        for (name, user, scope) in clouds {
+            text += &format!(
+                "  {name}:\n    auth: {{auth_url: '{}', username: {user}, password: '{PASSWORD}', user_domain_name: Default, {scope}}}\n    auth_type: password\n    region_name: RegionOne\n    interface: public\n",
+                self.keystone.url
+            );
+        }
+        ConfigFile::new(&text)
+    }
+
     /// A config file naming this Keystone, with `extra` appended.
     fn config(&self, cache_seconds: u64, extra: &str) -> ConfigFile {
         ConfigFile::new(&format!(
@@ -317,12 +331,10 @@ async fn the_baremetal_client_logs_in_with_a_password_and_finds_nodemaint_in_the
     let api = Server::start_with(&t.url, "keystone", &["--config", &config.path()]);
     world.admin.catalog(&api.base).await;
     // The client's own configuration: system scope has no command-line flag.
-    let clouds = ConfigFile::new(&format!(
-        "clouds:\n  operator:\n    auth: {{auth_url: '{url}', username: operator, password: '{PASSWORD}', user_domain_name: Default, system_scope: all}}\n    auth_type: password\n    region_name: RegionOne\n    interface: public\n\
-         \n  owner-member:\n    auth: {{auth_url: '{url}', username: owner-member, password: '{PASSWORD}', user_domain_name: Default, project_id: '{owner}'}}\n    auth_type: password\n    region_name: RegionOne\n    interface: public\n",
-        url = world.keystone.url,
-        owner = world.owner,
-    ));
+    let clouds = world.clouds(&[
+        ("operator", "operator", "system_scope: all".into()),
+        ("owner-member", "owner-member", format!("project_id: '{}'", world.owner)),
+    ]);
     let baremetal = |cloud: &str, args: &[&str]| {
         let out = Command::new(venv.join("bin/baremetal"))
             .env_clear()
@@ -451,19 +463,12 @@ async fn the_specs_scenarios_through_the_openstack_client_as_real_users() {
     let config = world.config(300, "");
     let api = Server::start_with(&t.url, "keystone", &["--config", &config.path()]);
     world.admin.catalog(&api.base).await;
-    let cloud = |name: &str, user: &str, scope: &str| {
-        format!(
-            "  {name}:\n    auth: {{auth_url: '{url}', username: {user}, password: '{PASSWORD}', user_domain_name: Default, {scope}}}\n    auth_type: password\n    region_name: RegionOne\n    interface: public\n",
-            url = world.keystone.url
-        )
-    };
-    let clouds = ConfigFile::new(&format!(
-        "clouds:\n{}{}{}{}",
-        cloud("operator", "operator", "system_scope: all"),
-        cloud("owner", "owner-member", &format!("project_id: '{}'", world.owner)),
-        cloud("lessee", "lessee-admin", &format!("project_id: '{}'", world.lessee)),
-        cloud("lessee-b", "lessee-b-admin", &format!("project_id: '{}'", world.lessee_b)),
-    ));
+    let clouds = world.clouds(&[
+        ("operator", "operator", "system_scope: all".into()),
+        ("owner", "owner-member", format!("project_id: '{}'", world.owner)),
+        ("lessee", "lessee-admin", format!("project_id: '{}'", world.lessee)),
+        ("lessee-b", "lessee-b-admin", format!("project_id: '{}'", world.lessee_b)),
+    ]);
     let openstack = |as_cloud: &str, args: &[&str]| {
         Command::new(venv.join("bin/openstack"))
             .env_clear()
@@ -621,10 +626,7 @@ async fn the_client_packages_checks_pass_as_a_keystone_user() {
     let config = world.config(300, "");
     let api = Server::start_with(&t.url, "keystone", &["--config", &config.path(), "--tick-interval", "1"]);
     world.admin.catalog(&api.base).await;
-    let clouds = ConfigFile::new(&format!(
-        "clouds:\n  operator:\n    auth: {{auth_url: '{}', username: operator, password: '{PASSWORD}', user_domain_name: Default, system_scope: all}}\n    auth_type: password\n    region_name: RegionOne\n    interface: public\n",
-        world.keystone.url
-    ));
+    let clouds = world.clouds(&[("operator", "operator", "system_scope: all".into())]);
     let out = Command::new(venv.join("bin/python"))
         .arg(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/clients/plugin.py"))
         .args([api.base.as_str(), env!("CARGO_BIN_EXE_nodemaint"), t.url.as_str()])
