@@ -13,7 +13,8 @@
 use crate::authority::caller::Caller;
 use crate::error::{Error, Result};
 use crate::schema;
-use crate::store::history::{self, Action};
+use crate::authority::event::{EventKind, MaintenanceEvent};
+use crate::store::history;
 use crate::store::invariant;
 use crate::store::nodes;
 use crate::store::transaction::{self, RetryPolicy};
@@ -22,7 +23,7 @@ use nodemaint_migration::backfill::{self, Missing, NodeSet};
 use nodemaint_runtime::drift::{self, DriftKind, LegacyFix, NodeDrift, RECONCILE_ASSERTER};
 use nodemaint_runtime::lock::{self, RECONCILE_LOCK};
 use nodemaint_runtime::progress::{NoProgress, Progress};
-use nodemaint_runtime::sql::{now_utc, stmt};
+use nodemaint_runtime::sql::{now_utc, quote, stmt};
 use sea_orm::{
     ColumnTrait, ConnectionTrait, DatabaseConnection, DatabaseTransaction, DbBackend, EntityTrait, QueryFilter, Value,
 };
@@ -154,6 +155,20 @@ impl Tally {
             self.typed_on_cleared.push(node_label(d));
         }
     }
+}
+
+/// The note on the event of a legacy entry reconcile creates.
+const BACKFILL_NOTE: &str = "reconciliation: backfilled from nodes.maintenance";
+
+/// The highest entry id (0 with none): entries created after it are newer.
+async fn last_entry_id(txn: &DatabaseTransaction) -> Result<i64> {
+    let backend = txn.get_database_backend();
+    let row = txn.query_one_raw(stmt(backend, "SELECT COALESCE(MAX(id), 0) FROM node_maintenance", vec![])).await?;
+    let id = match row {
+        Some(row) => row.try_get_by_index::<i64>(0).or_else(|_| row.try_get_by_index::<i32>(0).map(i64::from))?,
+        None => 0,
+    };
+    Ok(id)
 }
 
 fn reconciler() -> Caller {
@@ -320,18 +335,32 @@ async fn repair_chunk(txn: &DatabaseTransaction, ids: &[i32], pinned: bool) -> R
     let now = now_utc();
     let pick = |f: &dyn Fn(&NodeDrift) -> bool| drifts.iter().filter(|d| f(d)).map(|d| d.node_id).collect::<Vec<i32>>();
 
-    // Missing legacy entries: the backfill's own SQL.
+    // Missing legacy entries: the backfill's own SQL, then their events.
     let empty = pick(&|d| d.create_legacy_for_empty);
-    if !empty.is_empty() {
-        backfill::backfill_nodes(txn, NodeSet::Ids(&empty), Missing::AnyEntry, RECONCILE_ASSERTER, now).await?;
-    }
     let create = pick(&|d| d.legacy_takes_column == Some(LegacyFix::Create));
-    if !create.is_empty() {
-        backfill::backfill_nodes(txn, NodeSet::Ids(&create), Missing::Legacy, RECONCILE_ASSERTER, now).await?;
+    if !empty.is_empty() || !create.is_empty() {
+        let before = last_entry_id(txn).await?;
+        for (ids, missing) in [(&empty, Missing::AnyEntry), (&create, Missing::Legacy)] {
+            if !ids.is_empty() {
+                backfill::backfill_nodes(txn, NodeSet::Ids(ids), missing, RECONCILE_ASSERTER, now, false).await?;
+            }
+        }
+        let backend = txn.get_database_backend();
+        let nodes: Vec<i32> = empty.iter().chain(&create).copied().collect();
+        let marks = vec!["?"; nodes.len()].join(", ");
+        let mut values: Vec<Value> = vec![before.into(), RECONCILE_ASSERTER.into()];
+        values.extend(nodes.iter().map(|id| Value::from(*id)));
+        let created = format!(
+            "m.id > ? AND m.asserted_by = ? AND m.node_id IN ({marks}) AND m.{} = '{}'",
+            quote(backend, "type"),
+            backfill::LEGACY
+        );
+        let note = Some(BACKFILL_NOTE);
+        history::record_for_entries(txn, EventKind::Asserted, &actor, note, now, &created, values).await?;
     }
 
     tracing::trace!(elapsed_ms = started.elapsed().as_millis() as u64, "legacy entries created");
-    let mut events: Vec<node_history::ActiveModel> = Vec::new();
+    let mut events: Vec<MaintenanceEvent> = Vec::new();
     // The legacy entry takes the column's text.
     let updates: Vec<i32> = drifts
         .iter()
@@ -357,31 +386,37 @@ async fn repair_chunk(txn: &DatabaseTransaction, ids: &[i32], pinned: bool) -> R
         let updated =
             node_maintenance::Entity::find().filter(node_maintenance::Column::Id.is_in(updates)).all(txn).await?;
         for entry in &updated {
-            events.push(history::event_model(
-                Action::Updated,
+            events.push(MaintenanceEvent::new(
+                EventKind::Updated,
                 entry,
                 &actor,
                 Some(note(DriftKind::ReasonChanged, pinned)),
+                now,
             ));
         }
     }
 
     // Releases, each recorded with the entry's full data.
     let releases: Vec<&(node_maintenance::Model, DriftKind)> = drifts.iter().flat_map(|d| d.release.iter()).collect();
+    let mut orphaned: Vec<node_history::ActiveModel> = Vec::new();
     for (entry, kind) in &releases {
-        let mut event = history::event_model(Action::Released, entry, &actor, Some(note(*kind, pinned)));
+        let event = MaintenanceEvent::new(EventKind::Released, entry, &actor, Some(note(*kind, pinned)), now);
         if *kind == DriftKind::OrphanedEntries {
-            // The node is gone, so the event cannot point at it: node_id
-            // stays NULL and the text names the node id.
-            let text = event.event.take().flatten().unwrap_or_default();
-            event.event = sea_orm::ActiveValue::Set(Some(format!("{text} [node id {}]", entry.node_id)));
-            event.node_id = sea_orm::ActiveValue::Set(None);
+            // The node is gone, so the event cannot point at it: a history
+            // row only, node_id NULL, its text naming the node id (a typed
+            // row belongs to a node, and nobody reads a gone node's events).
+            let (mut row, _) = history::event_rows(&event);
+            row.event = sea_orm::ActiveValue::Set(Some(format!("{} [node id {}]", event.text(), entry.node_id)));
+            row.node_id = sea_orm::ActiveValue::Set(None);
+            orphaned.push(row);
+        } else {
+            events.push(event);
         }
-        events.push(event);
     }
     tracing::trace!(elapsed_ms = started.elapsed().as_millis() as u64, "reasons updated");
-    if !events.is_empty() {
-        node_history::Entity::insert_many(events).exec(txn).await?;
+    history::record_all(txn, &events).await?;
+    if !orphaned.is_empty() {
+        node_history::Entity::insert_many(orphaned).exec(txn).await?;
     }
     tracing::trace!(elapsed_ms = started.elapsed().as_millis() as u64, "history written");
     if !releases.is_empty() {

@@ -5,7 +5,7 @@ use crate::error::{Error, Result};
 use crate::store::db::redact;
 use chrono::{DateTime, Utc};
 use nodemaint_migration::backfill::{self, BackfillContext, BackfillOptions};
-use nodemaint_migration::{MIGRATION_TABLE, MigrationStatus, Migrator, MigratorTrait, SCHEDULE_TABLE};
+use nodemaint_migration::{EVENT_TABLE, MIGRATION_TABLE, MigrationStatus, Migrator, MigratorTrait, SCHEDULE_TABLE};
 use nodemaint_runtime::lock::{self, LockGuard, MIGRATION_LOCK};
 use nodemaint_runtime::probe::{self, DatabaseKind};
 use nodemaint_runtime::progress::{NoProgress, Progress};
@@ -78,12 +78,14 @@ pub async fn require_nodes_table(db: &DatabaseConnection, url: &str) -> Result<(
     }
 }
 
-/// Refuses a database where `node_maintenance` or the windows' schedule
-/// does not exist yet (every operation reads both).
+/// Refuses a database where `node_maintenance`, the windows' schedule or
+/// the typed events do not exist yet (every operation uses all three).
 pub async fn require_maintenance_table(db: &DatabaseConnection, url: &str) -> Result<()> {
     require_nodes_table(db, url).await?;
     let tables = probe::tables(db).await?;
-    for (table, what) in [("node_maintenance", "typed maintenance"), (SCHEDULE_TABLE, "maintenance windows")] {
+    let needed =
+        [("node_maintenance", "typed maintenance"), (SCHEDULE_TABLE, "maintenance windows"), (EVENT_TABLE, "typed events")];
+    for (table, what) in needed {
         if !tables.iter().any(|t| t == table) {
             return Err(Error::Schema(format!(
                 "{} has no `{table}` table ({what}); run `nodemaint db upgrade` first",
@@ -230,6 +232,9 @@ pub async fn downgrade_plan(db: &DatabaseConnection, url: &str, steps: u32) -> R
             let filter = format!(" WHERE {ty} = 'legacy' AND asserted_by = '{}'", backfill::MIGRATION_ASSERTER);
             let rows = row_count(db, "node_maintenance", &filter).await?;
             plan.push(removal("delete the backfilled legacy entries from node_maintenance".into(), rows));
+        } else if migration.contains("maintenance_events") && tables.iter().any(|t| t == EVENT_TABLE) {
+            let what = format!("drop table {EVENT_TABLE} (typed events; their history texts stay)");
+            plan.push(removal(what, row_count(db, EVENT_TABLE, "").await?));
         } else if migration.contains("maintenance_windows") && tables.iter().any(|t| t == SCHEDULE_TABLE) {
             plan.push(removal(format!("drop table {SCHEDULE_TABLE}"), row_count(db, SCHEDULE_TABLE, "").await?));
             let windows = row_count(db, "node_maintenance", " WHERE ends_at IS NOT NULL").await?;

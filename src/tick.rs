@@ -7,9 +7,9 @@
 //! transaction runner: pick up to `--batch-size` due rows, lock their nodes
 //! (the one node lock every writer takes), and filter on the time again
 //! under the lock (an extend or a release that got there first wins). An
-//! expiry is then one `INSERT … SELECT` of the history rows, their text
-//! built by the database ([`history::event_text_sql`]), and one `DELETE …
-//! IN`; a start reads the due windows (each is checked against the node's
+//! expiry is then two `INSERT … SELECT` of the events (typed rows, then
+//! history rows with their text built by the database, see
+//! [`history::record_for_entries`]) and one `DELETE … IN`; a start reads the due windows (each is checked against the node's
 //! entries), copies them with one `INSERT … SELECT` from the schedule and
 //! writes a multi-row history insert. Both end with one set-based
 //! invariant write. Under the windows lock, so two ticks (two cron hosts,
@@ -20,12 +20,12 @@
 use crate::authority::caller::Caller;
 use crate::error::{Error, Result};
 use crate::schema;
-use crate::store::history::{self, Action};
+use crate::authority::event::{EventKind, MaintenanceEvent};
+use crate::store::history;
 use crate::store::invariant;
 use crate::store::nodes;
 use crate::store::transaction::{self, RetryPolicy};
 use chrono::NaiveDateTime;
-use nodemaint_entity::node_history::{self, EVENT_TYPE_MAINTENANCE};
 use nodemaint_entity::vocab::iso8601;
 use nodemaint_entity::{node_maintenance, node_maintenance_schedule as schedule};
 use nodemaint_runtime::drift::LOAD_CHUNK;
@@ -214,40 +214,24 @@ async fn expire_batch(
     }
     let node_ids = lock_nodes(txn, picked.iter().map(|(_, node, _)| *node)).await?;
     let backend = txn.get_database_backend();
-    let (uuid, user) = (history::uuid_sql(backend), quote(backend, "user"));
     let actor = scheduler();
-    let (event, after) = history::event_text_sql(backend, Action::Expired, &actor, Some(EXPIRED_NOTE));
     let mut done = 0;
     for chunk in picked.chunks(LOAD_CHUNK) {
         // Both statements filter on the end again under the lock, so an
         // extend or a release that came first wins; they see the same rows.
         let marks = vec!["?"; chunk.len()].join(", ");
-        let ids = || chunk.iter().map(|(id, _, _)| Value::from(*id));
-        let mut values = vec![
-            Value::from(after.clone()),
-            Value::from(history::user_column(&actor)),
-            Value::from(history::project_column(&actor)),
-            Value::from(now),
-        ];
-        values.extend(ids());
-        values.push(now.into());
-        txn.execute_raw(stmt(
-            backend,
-            &format!(
-                "INSERT INTO node_history (uuid, event_type, severity, event, {user}, project, node_id, version, \
-                 created_at) SELECT {uuid}, '{EVENT_TYPE_MAINTENANCE}', 'info', {event}, ?, ?, m.node_id, '1.0', ? \
-                 FROM node_maintenance m WHERE m.id IN ({marks}) AND m.ends_at <= ? ORDER BY m.id"
-            ),
-            values,
-        ))
-        .await?;
-        let mut values: Vec<Value> = ids().collect();
-        values.push(now.into());
+        let values = || {
+            let mut values: Vec<Value> = chunk.iter().map(|(id, _, _)| Value::from(*id)).collect();
+            values.push(now.into());
+            values
+        };
+        let due = format!("m.id IN ({marks}) AND m.ends_at <= ?");
+        history::record_for_entries(txn, EventKind::Expired, &actor, Some(EXPIRED_NOTE), now, &due, values()).await?;
         let deleted = txn
             .execute_raw(stmt(
                 backend,
                 &format!("DELETE FROM node_maintenance WHERE id IN ({marks}) AND ends_at <= ?"),
-                values,
+                values(),
             ))
             .await?;
         done += deleted.rows_affected();
@@ -320,17 +304,24 @@ async fn start_batch(
             match why {
                 Some(why) => {
                     let note = format!("did not start: {why}");
-                    events.push(history::event_model(Action::Cancelled, &w.as_entry(now), &actor, Some(&note)));
+                    events.push(MaintenanceEvent::new(
+                        EventKind::Cancelled,
+                        &w.as_entry(now),
+                        &actor,
+                        Some(&note),
+                        now,
+                    ));
                     refused.push(format!("{} on node id {}: {why}", w.uuid, w.node_id));
                 }
                 None => {
                     taken.insert(key);
                     touched.insert(w.node_id);
-                    events.push(history::event_model(
-                        Action::Started,
+                    events.push(MaintenanceEvent::new(
+                        EventKind::Started,
                         &w.as_entry(now),
                         &actor,
                         Some("window started by the schedule"),
+                        now,
                     ));
                     start.push(w.id);
                 }
@@ -355,7 +346,7 @@ async fn start_batch(
             started += start.len() as u64;
         }
         schedule::Entity::delete_many().filter(schedule::Column::Id.is_in(due.iter().map(|w| w.id))).exec(txn).await?;
-        node_history::Entity::insert_many(events).exec(txn).await?;
+        history::record_all(txn, &events).await?;
     }
     let touched: Vec<i32> = touched.into_iter().collect();
     for chunk in touched.chunks(LOAD_CHUNK) {

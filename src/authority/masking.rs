@@ -32,70 +32,33 @@ pub fn actor_scope(project: Option<&str>, owner: Option<&str>, lessee: Option<&s
     }
 }
 
-/// What a maintenance event's text says of itself (history's `event`, as
-/// `history::event_text` writes it).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct EventShape {
-    /// The entry's scope.
-    pub entry_scope: Scope,
-    /// Whether the event is an assert (or a window's scheduling), whose
-    /// actor is the entry's asserter.
-    pub asserted: bool,
-}
-
-/// Reads `maintenance entry UUID VERB (type T, scope S…` ; `None` for any other text.
-pub fn event_shape(text: &str) -> Option<EventShape> {
-    let rest = text.strip_prefix("maintenance entry ")?;
-    let (_, rest) = rest.split_once(' ')?;
-    let (verb, rest) = rest.split_once(" (type ")?;
-    let (_, rest) = rest.split_once(", scope ")?;
-    let scope = rest.split([',', ')']).next()?;
-    Some(EventShape { entry_scope: Scope::parse(scope)?, asserted: verb == "asserted" || verb == "scheduled" })
-}
-
-/// `text` with the entry's asserter (`asserted by A (project P)`) and/or the
-/// actor (the final `) by U (project Q)`) replaced by [`MASK`].
-pub fn mask_event_text(text: &str, asserter: bool, actor: bool) -> String {
-    let mut out = text.to_owned();
-    if actor && let Some(at) = out.rfind(") by ") {
-        let start = at + ") by ".len();
-        if let Some(end) = out[start..].find(')').map(|i| start + i + 1) {
-            out.replace_range(start..end, &format!("{MASK} (project {MASK})"));
-        }
-    }
-    if asserter && let Some(at) = out.find(", asserted by ") {
-        let start = at + ", asserted by ".len();
-        if let Some(end) = out[start..].find(") at ").map(|i| start + i + 1) {
-            out.replace_range(start..end, &format!("{MASK} (project {MASK})"));
-        }
-    }
-    out
+/// Which identities of a maintenance event a reader at `reader` may not
+/// see: `(asserter, actor)`. The asserter is the entry's, at its scope; the
+/// actor acted at the entry's scope when it is the asserter (`by_asserter`),
+/// else at the scope its project gives it on the node ([`actor_scope`]).
+pub fn event_masks(
+    reader: Scope,
+    entry_scope: Scope,
+    by_asserter: bool,
+    actor_project: Option<&str>,
+    owner: Option<&str>,
+    lessee: Option<&str>,
+) -> (bool, bool) {
+    let actor = if by_asserter { entry_scope } else { actor_scope(actor_project, owner, lessee) };
+    (is_masked(reader, entry_scope), is_masked(reader, actor))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    const RELEASED: &str = "maintenance entry 8d8d9a25-c1d0-4d4c-93a6-2a4a7e2bf7d8 released (type hardware_failure, scope system, asserted by op-admin (project none) at 2026-06-10T10:30:00+00:00, reason: Disk 3 (bad) by vendor) by les-user (project les1)";
-
     #[test]
-    fn event_texts_are_read_back() {
-        let shape = event_shape(RELEASED).unwrap();
-        assert_eq!(shape, EventShape { entry_scope: Scope::System, asserted: false });
-        let asserted = "maintenance entry u asserted (type operator_hold, scope lessee, reason: x) by u (project p)";
-        assert_eq!(event_shape(asserted), Some(EventShape { entry_scope: Scope::Lessee, asserted: true }));
-        assert_eq!(event_shape("Node deploy failed"), None);
-    }
-
-    #[test]
-    fn asserter_and_actor_are_masked_separately() {
-        let text = mask_event_text(RELEASED, true, false);
-        assert!(text.contains("asserted by ****** (project ******) at 2026"), "{text}");
-        assert!(text.ends_with("reason: Disk 3 (bad) by vendor) by les-user (project les1)"), "{text}");
-        let text = mask_event_text(RELEASED, false, true);
-        assert!(text.contains("asserted by op-admin (project none)"), "{text}");
-        assert!(text.ends_with("by vendor) by ****** (project ******)"), "{text}");
-        assert_eq!(mask_event_text(RELEASED, false, false), RELEASED);
+    fn an_asserts_actor_is_masked_at_the_entrys_scope_any_other_at_its_projects() {
+        let (o, l) = (Some("own"), Some("les"));
+        assert_eq!(event_masks(Scope::Lessee, Scope::System, true, Some("les"), o, l), (true, true));
+        assert_eq!(event_masks(Scope::Lessee, Scope::System, false, Some("les"), o, l), (true, false));
+        assert_eq!(event_masks(Scope::Owner, Scope::Lessee, false, None, o, l), (false, true));
+        assert_eq!(event_masks(Scope::System, Scope::System, false, None, o, l), (false, false));
     }
 
     #[test]

@@ -7,11 +7,13 @@
 //! - [`policy`]: oslo.policy's rule language, policy files, Ironic's defaults;
 //! - [`release`]: the release floors policy cannot relax, and bulk decisions;
 //! - [`masking`]: what a caller may see of identities above its scope;
+//! - [`event`]: maintenance events as values, and their history text;
 //! - [`entry`]: the entry object and the limits on what callers send;
 //! - [`window`]: maintenance windows' times, overlaps and extensions.
 
 pub mod caller;
 pub mod entry;
+pub mod event;
 pub mod masking;
 pub mod policy;
 pub mod release;

@@ -236,14 +236,14 @@ impl Output {
                     or_none(&e.reason),
                     r.marker.clone(),
                 ],
-                WindowDetail::Ended { ended_at, event, .. } => vec![
+                WindowDetail::Ended(e) => vec![
                     node(r),
-                    "ended".into(),
-                    String::new(),
-                    String::new(),
-                    String::new(),
-                    or_none(ended_at),
-                    or_none(event),
+                    format!("ended: {} {}", e.ended_by, e.ended_at),
+                    e.uuid.clone(),
+                    e.entry_type.clone(),
+                    e.scope.clone(),
+                    or_none(&e.ends_at),
+                    or_none(if e.reason.is_some() { &e.reason } else { &e.event }),
                     r.marker.clone(),
                 ],
             })

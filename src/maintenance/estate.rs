@@ -10,10 +10,14 @@ use crate::authority::entry::EntryView;
 use crate::authority::policy::{self, Policy, defaults as rules};
 use crate::authority::scope::derive_scope;
 use crate::error::{Error, Result};
-use crate::store::history::HistoryView;
+use crate::authority::event::{self, EventKind};
+use crate::authority::masking;
+use crate::store::history;
 use chrono::NaiveDateTime;
-use nodemaint_entity::node_history::{self, EVENT_TYPE_MAINTENANCE};
-use nodemaint_entity::{Scope, node_maintenance, node_maintenance_schedule as schedule, nodes};
+use nodemaint_entity::vocab::iso8601;
+use nodemaint_entity::{
+    Scope, node_history, node_maintenance, node_maintenance_event, node_maintenance_schedule as schedule, nodes,
+};
 use sea_orm::{
     ColumnTrait, Condition, ConnectionTrait, DbErr, EntityTrait, Iterable, JoinType, QueryFilter, QueryOrder,
     QueryResult, QuerySelect, QueryTrait, RelationTrait, Select,
@@ -50,13 +54,36 @@ pub struct WindowRow {
 #[serde(untagged)]
 pub enum WindowDetail {
     Entry(Box<EntryView>),
-    Ended {
-        state: &'static str,
-        ended_at: Option<String>,
-        event: Option<String>,
-        user: Option<String>,
-        project: Option<String>,
-    },
+    Ended(Box<EndedWindow>),
+}
+
+/// A window that ended, from the typed event that ended it, masked as the
+/// entry and the event are everywhere.
+#[derive(Debug, Clone, serde::Serialize, PartialEq)]
+pub struct EndedWindow {
+    /// Always `ended`.
+    pub state: &'static str,
+    pub uuid: String,
+    #[serde(rename = "type")]
+    pub entry_type: String,
+    pub scope: String,
+    pub reason: Option<String>,
+    /// `null` when masked to nobody but unknown (an event recorded before
+    /// typed events), else the asserter or [`crate::authority::masking::MASK`].
+    pub asserted_by: Option<String>,
+    pub asserted_by_project: Option<String>,
+    /// The planned end (`null` when not known: a window that ended before
+    /// typed events, whose text is not read).
+    pub ends_at: Option<String>,
+    /// When it ended.
+    pub ended_at: String,
+    /// How: `expired`, `cancelled` (or did not start), `released` early.
+    pub ended_by: &'static str,
+    /// Who ended it, and its project.
+    pub user: Option<String>,
+    pub project: Option<String>,
+    /// The event's history text, as this caller may see it.
+    pub event: Option<String>,
 }
 
 /// Who is looking, and what of a node that tells.
@@ -225,7 +252,8 @@ impl Maintenance {
     }
 
     /// A window ended when it expired, was cancelled, or was released with
-    /// an end set: the event of each names the window and its end.
+    /// an end set: read from the typed events (never from the text), whose
+    /// history row still exists (Ironic's retention of history holds here).
     async fn ended_windows(
         &self,
         viewer: &Viewer<'_>,
@@ -233,39 +261,78 @@ impl Maintenance {
         limit: u64,
         since: Option<NaiveDateTime>,
     ) -> Result<Read> {
-        let event = node_history::Column::Event;
+        use node_maintenance_event::Column as C;
+        let (expired, cancelled, released) =
+            (EventKind::Expired.as_str(), EventKind::Cancelled.as_str(), EventKind::Released.as_str());
         let ended = Condition::any()
-            .add(event.like("maintenance entry % expired (%"))
-            .add(event.like("maintenance entry % cancelled (%"))
-            .add(Condition::all().add(event.like("maintenance entry % released (%")).add(event.like("%, ends %")));
-        let mut select = node_history::Entity::find()
-            .find_also_related(nodes::Entity)
-            .filter(node_history::Column::EventType.eq(EVENT_TYPE_MAINTENANCE))
+            .add(C::Kind.is_in([expired, cancelled]))
+            .add(Condition::all().add(C::Kind.eq(released)).add(C::EndsAt.is_not_null()));
+        let mut select = node_maintenance_event::Entity::find()
+            .select_only()
+            .columns(C::iter())
+            .join(JoinType::InnerJoin, node_maintenance_event::Relation::Node.def())
+            .join(JoinType::InnerJoin, node_maintenance_event::Relation::History.def())
             .filter(ended)
-            .filter(node_history::Column::Id.gt(after))
-            .filter(viewer.nodes());
+            .filter(C::Id.gt(after));
         if let Some(since) = since {
-            select = select.filter(node_history::Column::CreatedAt.gte(since));
+            select = select.filter(C::CreatedAt.gte(since));
         }
-        let found = select.order_by_asc(node_history::Column::Id).limit(limit).all(&self.db).await?;
-        let (last, full) = (found.last().map(|(h, _)| h.id), found.len() as u64 == limit);
+        let width = C::iter().count();
+        let statement = select
+            .columns(nodes::Column::iter())
+            .column(node_history::Column::Event)
+            .filter(viewer.nodes())
+            .order_by_asc(C::Id)
+            .limit(limit)
+            .build(self.db.get_database_backend());
+        let found = self.db.query_all_raw(statement).await?;
+        let node_width = nodes::Column::iter().count();
+        let decoded = found.iter().map(|r| {
+            let event = node_maintenance_event::Model::from_row_at(r, 0)?;
+            let node = nodes::Model::from_row_at(r, width)?;
+            let text: Option<String> = r.try_get_by_index(width + node_width)?;
+            Ok((event, node, text))
+        });
+        let found: Vec<_> = decoded.collect::<std::result::Result<_, DbErr>>()?;
+        let (last, full) = (found.last().map(|(e, _, _)| e.id), found.len() as u64 == limit);
         let rows = found
             .into_iter()
-            .filter_map(|(event, node)| {
-                let node = node?;
+            .filter_map(|(event, node, text)| {
                 let scope = viewer.scope_on(&node)?;
                 let marker = format!("ended:{}", event.id);
-                let seen = HistoryView::from(event).for_caller(scope, node.owner.as_deref(), node.lessee.as_deref());
-                let detail = WindowDetail::Ended {
-                    state: "ended",
-                    ended_at: seen.created_at,
-                    event: seen.event,
-                    user: seen.user,
-                    project: seen.project,
-                };
-                Some(row(&node, marker, detail))
+                Some(row(&node, marker, WindowDetail::Ended(Box::new(ended_window(&event, text, scope, &node)))))
             })
             .collect();
         Ok(Read { rows, last, full })
+    }
+}
+
+/// An ended window as a reader at `reader` on `node` sees it.
+fn ended_window(row: &node_maintenance_event::Model, text: Option<String>, reader: Scope, node: &nodes::Model) -> EndedWindow {
+    let (owner, lessee) = (node.owner.as_deref(), node.lessee.as_deref());
+    let entry_scope = Scope::parse(&row.scope).unwrap_or(Scope::System);
+    let (hide_asserter, hide_actor) =
+        masking::event_masks(reader, entry_scope, false, Some(row.actor_project.as_str()), owner, lessee);
+    let hide = |value: Option<String>, hidden: bool| if hidden { value.map(|_| masking::MASK.to_owned()) } else { value };
+    let empty_as_none = |p: String| (!p.is_empty()).then_some(p);
+    let event = match (history::event_of(row), hide_asserter || hide_actor) {
+        (Some(event), true) => Some(event.masked(hide_asserter, hide_actor).text()),
+        (None, true) => Some(event::opening_only(&row.kind, &row.entry_uuid, &row.entry_type, &row.scope)),
+        (_, false) => text,
+    };
+    EndedWindow {
+        state: "ended",
+        uuid: row.entry_uuid.clone(),
+        entry_type: row.entry_type.clone(),
+        scope: row.scope.clone(),
+        reason: row.reason.clone(),
+        asserted_by: hide(row.asserted_by.clone(), hide_asserter),
+        asserted_by_project: hide(row.asserted_by_project.clone().and_then(empty_as_none), hide_asserter),
+        ends_at: row.ends_at.map(iso8601),
+        ended_at: iso8601(row.created_at),
+        ended_by: EventKind::parse(&row.kind).map_or("released", EventKind::as_str),
+        user: hide(Some(row.actor.clone()), hide_actor),
+        project: hide(empty_as_none(row.actor_project.clone()), hide_actor),
+        event,
     }
 }

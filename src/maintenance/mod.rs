@@ -27,13 +27,14 @@ use crate::authority::policy::{self, Policy, defaults as rules};
 use crate::authority::release::{self, Authority};
 use crate::authority::scope::derive_scope;
 use crate::error::{DbFailure, Error, Result};
-use crate::store::history::{self, Action, HistoryView};
+use crate::authority::event::EventKind;
+use crate::store::history::{self, HistoryView};
 use crate::store::invariant::{self, NodeState};
 use crate::store::nodes::{self as nodes_store, Locking, NodeQuery, NodeView};
 use crate::store::transaction::{self, RetryPolicy};
 use crate::store::{schedule, statements};
 use nodemaint_entity::vocab::{FAULT, LEGACY, fault_column};
-use nodemaint_entity::{Scope, node_history, node_maintenance, nodes};
+use nodemaint_entity::{Scope, node_maintenance, nodes};
 use nodemaint_runtime::sql::now_utc;
 use sea_orm::sea_query::Expr;
 use sea_orm::{
@@ -251,7 +252,7 @@ impl Maintenance {
                 windows::refuse_overlap(&entries, &scheduled, &key, now, times.map(|t| t.ends_at), None, ident)?;
                 let ends_at = times.map(|t| t.ends_at);
                 let created = insert_entry(txn, &locked, caller, ty.name, request.reason, extra, ends_at).await?;
-                history::record(txn, Action::Asserted, &created, caller, None).await?;
+                history::record(txn, EventKind::Asserted, &created, caller, None).await?;
                 sync_node(txn, &locked.node, &entries, &with_entry(&entries, &created)).await?;
                 Ok(EntryView::for_caller(&created, locked.authority.scope).on_node(&locked.node))
             }
@@ -407,17 +408,13 @@ impl Maintenance {
     pub async fn history(&self, caller: &Caller, ident: &str, limit: u64) -> Result<Vec<HistoryView>> {
         let locked = self.visible(&self.db, caller, ident).await?;
         self.policy.authorize(rules::HISTORY_GET, caller, &policy::node_target(&locked.node))?;
-        let mut rows = node_history::Entity::find()
-            .filter(node_history::Column::NodeId.eq(locked.node.id))
-            .order_by_desc(node_history::Column::Id)
-            .limit(limit)
-            .all(&self.db)
-            .await?;
-        rows.reverse();
+        let rows = history::node_history_of(&self.db, locked.node.id, limit).await?;
         let (scope, node) = (locked.authority.scope, &locked.node);
         Ok(rows
             .into_iter()
-            .map(|row| HistoryView::from(row).for_caller(scope, node.owner.as_deref(), node.lessee.as_deref()))
+            .map(|(row, typed)| {
+                HistoryView::from(row).for_caller(typed.as_ref(), scope, node.owner.as_deref(), node.lessee.as_deref())
+            })
             .collect())
     }
 }
@@ -518,8 +515,8 @@ async fn assert_single(
     extra: Option<String>,
 ) -> Result<node_maintenance::Model> {
     let (entry, action) = match entries.iter().find(|e| e.entry_type == ty) {
-        Some(existing) => (update_entry(txn, existing, reason, extra).await?, Action::Updated),
-        None => (insert_entry(txn, locked, actor, ty, reason, extra, None).await?, Action::Asserted),
+        Some(existing) => (update_entry(txn, existing, reason, extra).await?, EventKind::Updated),
+        None => (insert_entry(txn, locked, actor, ty, reason, extra, None).await?, EventKind::Asserted),
     };
     history::record(txn, action, &entry, actor, None).await?;
     Ok(entry)
@@ -569,7 +566,7 @@ pub(crate) async fn delete_entries<C: ConnectionTrait>(
             .await?;
     }
     for entry in entries {
-        history::record(db, Action::Released, entry, actor, note).await?;
+        history::record(db, EventKind::Released, entry, actor, note).await?;
     }
     Ok(())
 }

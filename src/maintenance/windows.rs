@@ -16,7 +16,8 @@ use crate::authority::policy::{self, defaults as rules};
 use crate::authority::release;
 use crate::authority::window::{self, Times};
 use crate::error::{Error, Result};
-use crate::store::history::{self, Action};
+use crate::authority::event::EventKind;
+use crate::store::history;
 use crate::store::schedule;
 use chrono::NaiveDateTime;
 use nodemaint_entity::vocab::iso8601;
@@ -128,7 +129,7 @@ pub(super) async fn schedule(
     };
     let window = schedule::insert(txn, window).await?;
     let note = format!("starts {}", iso8601(start));
-    history::record(txn, Action::Scheduled, &window.as_entry(now), caller, Some(&note)).await?;
+    history::record(txn, EventKind::Scheduled, &window.as_entry(now), caller, Some(&note)).await?;
     Ok(window)
 }
 
@@ -187,7 +188,7 @@ impl Maintenance {
                         schedule::set_active_end(txn, e.id, ends_at, now).await?;
                         e.ends_at = Some(ends_at);
                         e.updated_at = Some(now);
-                        history::record(txn, Action::Extended, &e, caller, Some(&note)).await?;
+                        history::record(txn, EventKind::Extended, &e, caller, Some(&note)).await?;
                         EntryView::for_caller(&e, locked.authority.scope).on_node(&locked.node)
                     }
                     Found::Scheduled(mut w) => {
@@ -195,7 +196,7 @@ impl Maintenance {
                         w.ends_at = ends_at;
                         w.updated_at = Some(now);
                         let entry = w.as_pending_entry();
-                        history::record(txn, Action::Extended, &entry, caller, Some(&note)).await?;
+                        history::record(txn, EventKind::Extended, &entry, caller, Some(&note)).await?;
                         EntryView::scheduled(&w, locked.authority.scope).on_node(&locked.node)
                     }
                 };
@@ -243,7 +244,7 @@ impl Maintenance {
         self.may_release(caller, locked, &pending)?;
         schedule::delete(txn, window.id).await?;
         let note = format!("was to start {}", iso8601(window.starts_at));
-        history::record(txn, Action::Cancelled, &pending, caller, Some(&note)).await?;
+        history::record(txn, EventKind::Cancelled, &pending, caller, Some(&note)).await?;
         Ok(EntryView::scheduled(window, locked.authority.scope))
     }
 

@@ -1,151 +1,213 @@
-//! Node history events for maintenance: one row per entry asserted,
-//! updated or released, in the operation's transaction. The event text
-//! names the entry (uuid, type, scope, reason) and who acted, in full: the
-//! `user` (64) and `project` (80) columns get the identity cut to fit, so a
-//! long identity never becomes a database error and is never lost.
+//! Maintenance events in the store: each event is one `node_history` row
+//! (its text rendered from the event, for Ironic's readers) and one
+//! `node_maintenance_event` row (its typed fields, keyed by the history
+//! row's uuid), written in the operation's transaction. The `user` (64)
+//! and `project` (80) columns of history get the identity cut to fit; the
+//! text and the typed row keep it whole.
+//!
+//! Set writers (the tick, reconcile) insert the typed rows with one
+//! `INSERT … SELECT` and the history rows from them with another, the text
+//! built by the database from the same template ([`text_sql`]).
 
-use crate::authority::caller::Caller;
-use crate::authority::masking::{self, EventShape};
+use crate::authority::event::{self, EventKind, Field, MaintenanceEvent, Piece};
+use crate::authority::masking::{self, MASK};
 use crate::store::statements;
-use nodemaint_entity::Scope;
 use nodemaint_entity::node_history::{self, EVENT_TYPE_MAINTENANCE, PROJECT_MAX, USER_MAX};
-use nodemaint_entity::node_maintenance;
 use nodemaint_entity::vocab::iso8601;
+use nodemaint_entity::{Scope, node_maintenance_event};
 use nodemaint_migration::backfill::EVENT_REASON_MAX;
-use nodemaint_runtime::sql::{SQLITE_UUID_V7_EXPR, concat, now_utc, quote, uuid_v4_expr};
-use sea_orm::{ActiveValue::Set, ConnectionTrait, DbBackend, DbErr};
+use nodemaint_runtime::sql::{SQLITE_UUID_V7_EXPR, concat, quote, stmt, uuid_v4_expr};
+use sea_orm::{
+    ActiveValue::Set, ColumnTrait, ConnectionTrait, DbBackend, DbErr, EntityTrait, QueryFilter, QueryOrder,
+    QuerySelect, Value,
+};
 use serde::Serialize;
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Action {
-    Asserted,
-    Updated,
-    Released,
-    /// A window planned to start later (its asserter acts).
-    Scheduled,
-    /// A scheduled window became active (the schedule acts).
-    Started,
-    /// A window's end moved later.
-    Extended,
-    /// A scheduled window removed before it started.
-    Cancelled,
-    /// A window released at its end (the schedule acts).
-    Expired,
-}
-
-impl Action {
-    fn verb(self) -> &'static str {
-        match self {
-            Action::Asserted => "asserted",
-            Action::Updated => "updated",
-            Action::Released => "released",
-            Action::Scheduled => "scheduled",
-            Action::Started => "started",
-            Action::Extended => "extended",
-            Action::Cancelled => "cancelled",
-            Action::Expired => "expired",
-        }
-    }
-
-    /// Whether the text names the entry's asserter beside the actor: not
-    /// when the actor is the asserter (assert, schedule; masking reads that
-    /// from the verb), nor for updates (as before windows).
-    fn names_asserter(self) -> bool {
-        !matches!(self, Action::Asserted | Action::Scheduled | Action::Updated)
-    }
-}
+use std::collections::HashMap;
 
 fn cut(text: &str, max: usize) -> String {
     text.chars().take(max).collect()
 }
 
-fn project_text(project: &str) -> &str {
-    if project.is_empty() { "none" } else { project }
-}
-
-/// The event text for `action` on `entry` by `actor`; `note` says why when
-/// the actor is a tool (e.g. "reconciliation") or what changed (a window's
-/// old end). A window's end is named in every event about it.
-pub fn event_text(action: Action, entry: &node_maintenance::Model, actor: &Caller, note: Option<&str>) -> String {
-    let reason = entry.reason.as_deref().map(|r| cut(r, EVENT_REASON_MAX as usize)).unwrap_or_else(|| "None".into());
-    let mut text =
-        format!("maintenance entry {} {} (type {}, scope {}", entry.uuid, action.verb(), entry.entry_type, entry.scope);
-    if action.names_asserter() {
-        text.push_str(&format!(
-            ", asserted by {} (project {}) at {}",
-            entry.asserted_by,
-            project_text(&entry.asserted_by_project),
-            iso8601(entry.asserted_at)
-        ));
-    }
-    if let Some(end) = entry.ends_at {
-        text.push_str(&format!(", ends {}", iso8601(end)));
-    }
-    text.push_str(&format!(
-        ", reason: {reason}) by {} (project {})",
-        actor.user_id,
-        project_text(actor.project_or_empty())
-    ));
-    if let Some(note) = note {
-        text.push_str(&format!(" [{note}]"));
-    }
-    text
-}
-
-/// [`event_text`] as an SQL expression over an entry row aliased `m`, for
-/// writers that insert a set of events with one `INSERT … SELECT` (the
-/// tick): the same text, built by the database, so no row travels to the
-/// client and back. Its one `?` is bound to the second value returned (the
-/// part after the reason, which names the actor and the note).
-pub(crate) fn event_text_sql(
-    backend: DbBackend,
-    action: Action,
-    actor: &Caller,
+/// Records `kind` happening now to `entry` by `actor` (see [`record_event`]).
+pub async fn record<C: ConnectionTrait>(
+    db: &C,
+    kind: EventKind,
+    entry: &nodemaint_entity::node_maintenance::Model,
+    actor: &crate::authority::caller::Caller,
     note: Option<&str>,
-) -> (String, String) {
+) -> Result<(), DbErr> {
+    record_event(db, &MaintenanceEvent::new(kind, entry, actor, note, nodemaint_runtime::sql::now_utc())).await
+}
+
+/// Writes one event: its history row and its typed row.
+pub async fn record_event<C: ConnectionTrait>(db: &C, event: &MaintenanceEvent) -> Result<(), DbErr> {
+    // No RETURNING: nothing reads the rows back, and on MySQL an ActiveModel
+    // insert would follow the INSERT with a SELECT of the new row.
+    let (history, typed) = event_rows(event);
+    let backend = db.get_database_backend();
+    db.execute_raw(statements::insert_history(backend, &history)).await?;
+    db.execute_raw(statements::insert_typed_event(backend, &typed)).await?;
+    Ok(())
+}
+
+/// Writes a set of events: two multi-row inserts.
+pub async fn record_all<C: ConnectionTrait>(db: &C, events: &[MaintenanceEvent]) -> Result<(), DbErr> {
+    if events.is_empty() {
+        return Ok(());
+    }
+    let (history, typed): (Vec<_>, Vec<_>) = events.iter().map(event_rows).unzip();
+    node_history::Entity::insert_many(history).exec(db).await?;
+    node_maintenance_event::Entity::insert_many(typed).exec(db).await?;
+    Ok(())
+}
+
+/// The two rows of one event.
+pub(crate) fn event_rows(event: &MaintenanceEvent) -> (node_history::ActiveModel, node_maintenance_event::ActiveModel) {
+    // Time-ordered (version 7): each event's uuid lands at the right edge
+    // of node_history's unique uuid index instead of on a random leaf,
+    // which is most of what a batch of history rows costs to write.
+    let uuid = uuid::Uuid::now_v7().to_string();
+    let history = node_history::ActiveModel {
+        uuid: Set(uuid.clone()),
+        event_type: Set(Some(EVENT_TYPE_MAINTENANCE.to_owned())),
+        severity: Set(Some("info".to_owned())),
+        event: Set(Some(event.text())),
+        user: Set(Some(cut(&event.actor, USER_MAX))),
+        project: Set((!event.actor_project.is_empty()).then(|| cut(&event.actor_project, PROJECT_MAX))),
+        node_id: Set(Some(event.node_id)),
+        version: Set(Some("1.0".to_owned())),
+        created_at: Set(Some(event.at)),
+        ..Default::default()
+    };
+    let typed = node_maintenance_event::ActiveModel {
+        history_uuid: Set(uuid),
+        node_id: Set(event.node_id),
+        kind: Set(event.kind.as_str().to_owned()),
+        entry_uuid: Set(event.entry_uuid.clone()),
+        entry_type: Set(event.entry_type.clone()),
+        scope: Set(event.scope.clone()),
+        reason: Set(event.reason.clone()),
+        asserted_by: Set(Some(event.asserted_by.clone())),
+        asserted_by_project: Set(Some(event.asserted_by_project.clone())),
+        asserted_at: Set(Some(event.asserted_at)),
+        ends_at: Set(event.ends_at),
+        actor: Set(event.actor.clone()),
+        actor_project: Set(event.actor_project.clone()),
+        note: Set(event.note.clone()),
+        created_at: Set(event.at),
+        from_text: Set(false),
+        ..Default::default()
+    };
+    (history, typed)
+}
+
+/// A typed row read back as the event it records; `None` for a row typed
+/// from an older text (its identities are not known).
+pub fn event_of(row: &node_maintenance_event::Model) -> Option<MaintenanceEvent> {
+    if row.from_text {
+        return None;
+    }
+    Some(MaintenanceEvent {
+        kind: EventKind::parse(&row.kind)?,
+        node_id: row.node_id,
+        entry_uuid: row.entry_uuid.clone(),
+        entry_type: row.entry_type.clone(),
+        scope: row.scope.clone(),
+        reason: row.reason.clone(),
+        asserted_by: row.asserted_by.clone().unwrap_or_default(),
+        asserted_by_project: row.asserted_by_project.clone().unwrap_or_default(),
+        asserted_at: row.asserted_at?.trunc_subsecs(0),
+        ends_at: row.ends_at.map(|t| t.trunc_subsecs(0)),
+        actor: row.actor.clone(),
+        actor_project: row.actor_project.clone(),
+        note: row.note.clone(),
+        at: row.created_at.trunc_subsecs(0),
+    })
+}
+
+use chrono::SubsecRound;
+
+/// The typed rows of the history rows with these uuids, by uuid.
+pub(crate) async fn typed_events<C: ConnectionTrait>(
+    db: &C,
+    history_uuids: &[String],
+) -> Result<HashMap<String, node_maintenance_event::Model>, DbErr> {
+    let mut found = HashMap::new();
+    for chunk in history_uuids.chunks(nodemaint_runtime::drift::LOAD_CHUNK) {
+        let rows = node_maintenance_event::Entity::find()
+            .filter(node_maintenance_event::Column::HistoryUuid.is_in(chunk.iter().cloned()))
+            .all(db)
+            .await?;
+        found.extend(rows.into_iter().map(|r| (r.history_uuid.clone(), r)));
+    }
+    Ok(found)
+}
+
+/// A node's history, oldest first: at most `limit` newest rows, each with
+/// its typed row when it is a maintenance event.
+pub(crate) async fn node_history_of<C: ConnectionTrait>(
+    db: &C,
+    node_id: i32,
+    limit: u64,
+) -> Result<Vec<(node_history::Model, Option<node_maintenance_event::Model>)>, DbErr> {
+    let mut rows = node_history::Entity::find()
+        .filter(node_history::Column::NodeId.eq(node_id))
+        .order_by_desc(node_history::Column::Id)
+        .limit(limit)
+        .all(db)
+        .await?;
+    rows.reverse();
+    let uuids: Vec<String> = rows
+        .iter()
+        .filter(|r| r.event_type.as_deref() == Some(EVENT_TYPE_MAINTENANCE))
+        .map(|r| r.uuid.clone())
+        .collect();
+    let mut typed = typed_events(db, &uuids).await?;
+    Ok(rows
+        .into_iter()
+        .map(|r| {
+            let t = typed.remove(&r.uuid);
+            (r, t)
+        })
+        .collect())
+}
+
+/// [`event::template`] as an SQL expression over a typed row aliased `e`.
+pub(crate) fn text_sql(backend: DbBackend, kind: EventKind) -> String {
+    pieces_sql(backend, &event::template(kind))
+}
+
+fn pieces_sql(backend: DbBackend, pieces: &[Piece]) -> String {
+    let parts: Vec<String> = pieces
+        .iter()
+        .map(|piece| match *piece {
+            Piece::Text(text) => format!("'{}'", text.replace('\'', "''")),
+            Piece::Field(field) => field_sql(backend, field),
+            // Concatenation with NULL is NULL on every backend: the part
+            // disappears when its field is NULL.
+            Piece::Optional(_, inner) => format!("COALESCE({}, '')", pieces_sql(backend, inner)),
+        })
+        .collect();
+    let parts: Vec<&str> = parts.iter().map(String::as_str).collect();
+    concat(backend, &parts)
+}
+
+fn field_sql(backend: DbBackend, field: Field) -> String {
     let project = |column: &str| format!("CASE WHEN {column} = '' THEN 'none' ELSE {column} END");
-    let asserter = concat(
-        backend,
-        &[
-            "', asserted by '",
-            "m.asserted_by",
-            "' (project '",
-            &project("m.asserted_by_project"),
-            "') at '",
-            &iso8601_sql(backend, "m.asserted_at"),
-        ],
-    );
-    let ends = format!("COALESCE({}, '')", concat(backend, &["', ends '", &iso8601_sql(backend, "m.ends_at")]));
-    let opening = format!("' {} (type '", action.verb());
-    let reason = format!("COALESCE(SUBSTR(m.reason, 1, {EVENT_REASON_MAX}), 'None')");
-    let ty = format!("m.{}", quote(backend, "type"));
-    let mut parts = vec!["'maintenance entry '", "m.uuid", &opening, &ty, "', scope '", "m.scope"];
-    if action.names_asserter() {
-        parts.push(&asserter);
+    match field {
+        Field::EntryUuid => "e.entry_uuid".into(),
+        Field::Kind => "e.kind".into(),
+        Field::Type => format!("e.{}", quote(backend, "type")),
+        Field::Scope => "e.scope".into(),
+        Field::AssertedBy => "e.asserted_by".into(),
+        Field::AssertedByProject => project("e.asserted_by_project"),
+        Field::AssertedAt => iso8601_sql(backend, "e.asserted_at"),
+        Field::EndsAt => iso8601_sql(backend, "e.ends_at"),
+        Field::Reason => format!("COALESCE(SUBSTR(e.reason, 1, {EVENT_REASON_MAX}), 'None')"),
+        Field::Actor => "e.actor".into(),
+        Field::ActorProject => project("e.actor_project"),
+        Field::Note => "e.note".into(),
     }
-    parts.extend([ends.as_str(), "', reason: '", &reason, "?"]);
-    let mut after = format!(") by {} (project {})", actor.user_id, project_text(actor.project_or_empty()));
-    if let Some(note) = note {
-        after.push_str(&format!(" [{note}]"));
-    }
-    (concat(backend, &parts), after)
-}
-
-/// A new event's uuid, made by the database as the backfill makes them:
-/// time-ordered on SQLite (see [`SQLITE_UUID_V7_EXPR`]), random elsewhere.
-pub(crate) fn uuid_sql(backend: DbBackend) -> &'static str {
-    if backend == DbBackend::Sqlite { SQLITE_UUID_V7_EXPR } else { uuid_v4_expr(backend) }
-}
-
-/// The `user` column of an event by `actor`: the identity cut to fit.
-pub(crate) fn user_column(actor: &Caller) -> String {
-    cut(&actor.user_id, USER_MAX)
-}
-
-/// The `project` column of an event by `actor`: cut to fit, NULL for none.
-pub(crate) fn project_column(actor: &Caller) -> Option<String> {
-    let project = actor.project_or_empty();
-    (!project.is_empty()).then(|| cut(project, PROJECT_MAX))
 }
 
 /// [`iso8601`] in SQL: whole seconds, cut (not rounded) as chrono's `%S` does.
@@ -158,43 +220,66 @@ fn iso8601_sql(backend: DbBackend, column: &str) -> String {
     }
 }
 
-/// Writes one maintenance event for `entry` on its node.
-pub async fn record<C: ConnectionTrait>(
-    db: &C,
-    action: Action,
-    entry: &node_maintenance::Model,
-    actor: &Caller,
-    note: Option<&str>,
-) -> Result<(), DbErr> {
-    // No RETURNING: nothing reads the row back, and on MySQL an ActiveModel
-    // insert would follow the INSERT with a SELECT of the new row.
-    let row = event_model(action, entry, actor, note);
-    db.execute_raw(statements::insert_event(db.get_database_backend(), &row)).await?;
-    Ok(())
+/// A new event's uuid, made by the database as the backfill makes them:
+/// time-ordered on SQLite (see [`SQLITE_UUID_V7_EXPR`]), random elsewhere.
+fn uuid_sql(backend: DbBackend) -> &'static str {
+    if backend == DbBackend::Sqlite { SQLITE_UUID_V7_EXPR } else { uuid_v4_expr(backend) }
 }
 
-/// The history row for one event, for callers that insert many at once.
-pub fn event_model(
-    action: Action,
-    entry: &node_maintenance::Model,
-    actor: &Caller,
+/// Records a `kind` event by one actor for each entry row the condition
+/// `entries` (over `node_maintenance m`, with its `values`) selects: the
+/// typed rows with one `INSERT … SELECT` from the entries, then their
+/// history rows with one from the typed rows. Run before the entries are
+/// deleted; the entries must have no `kind` event yet (true of every set
+/// writer: an entry expires, or is backfilled, once).
+pub(crate) async fn record_for_entries<C: ConnectionTrait>(
+    db: &C,
+    kind: EventKind,
+    actor: &crate::authority::caller::Caller,
     note: Option<&str>,
-) -> node_history::ActiveModel {
-    node_history::ActiveModel {
-        // Time-ordered (version 7): each event's uuid lands at the right edge
-        // of node_history's unique uuid index instead of on a random leaf,
-        // which is most of what a batch of history rows costs to write.
-        uuid: Set(uuid::Uuid::now_v7().to_string()),
-        event_type: Set(Some(EVENT_TYPE_MAINTENANCE.to_owned())),
-        severity: Set(Some("info".to_owned())),
-        event: Set(Some(event_text(action, entry, actor, note))),
-        user: Set(Some(user_column(actor))),
-        project: Set(project_column(actor)),
-        node_id: Set(Some(entry.node_id)),
-        version: Set(Some("1.0".to_owned())),
-        created_at: Set(Some(now_utc())),
-        ..Default::default()
-    }
+    at: chrono::NaiveDateTime,
+    entries: &str,
+    values: Vec<Value>,
+) -> Result<(), DbErr> {
+    let backend = db.get_database_backend();
+    let (uuid, ty, user) = (uuid_sql(backend), quote(backend, "type"), quote(backend, "user"));
+    let at = at.trunc_subsecs(0);
+    let mut bound: Vec<Value> = vec![
+        actor.user_id.clone().into(),
+        actor.project_or_empty().to_owned().into(),
+        note.map(str::to_owned).into(),
+        at.into(),
+    ];
+    bound.extend(values.iter().cloned());
+    db.execute_raw(stmt(
+        backend,
+        &format!(
+            "INSERT INTO node_maintenance_event (history_uuid, node_id, kind, entry_uuid, {ty}, scope, reason, \
+             asserted_by, asserted_by_project, asserted_at, ends_at, actor, actor_project, note, created_at, \
+             from_text) SELECT {uuid}, m.node_id, '{kind}', m.uuid, m.{ty}, m.scope, m.reason, m.asserted_by, \
+             m.asserted_by_project, m.asserted_at, m.ends_at, ?, ?, ?, ?, FALSE FROM node_maintenance m \
+             WHERE {entries} ORDER BY m.id",
+            kind = kind.as_str()
+        ),
+        bound,
+    ))
+    .await?;
+    let text = text_sql(backend, kind);
+    db.execute_raw(stmt(
+        backend,
+        &format!(
+            "INSERT INTO node_history (uuid, event_type, severity, event, {user}, project, node_id, version, \
+             created_at) SELECT e.history_uuid, '{EVENT_TYPE_MAINTENANCE}', 'info', {text}, \
+             SUBSTR(e.actor, 1, {USER_MAX}), CASE WHEN e.actor_project = '' THEN NULL \
+             ELSE SUBSTR(e.actor_project, 1, {PROJECT_MAX}) END, e.node_id, '1.0', e.created_at \
+             FROM node_maintenance_event e WHERE e.kind = '{kind}' AND e.entry_uuid IN \
+             (SELECT m.uuid FROM node_maintenance m WHERE {entries}) ORDER BY e.id",
+            kind = kind.as_str()
+        ),
+        values,
+    ))
+    .await?;
+    Ok(())
 }
 
 /// A history row as `history list` shows it.
@@ -210,25 +295,43 @@ pub struct HistoryView {
 }
 
 impl HistoryView {
-    /// This event as a caller holding `caller_scope` on a node with this
-    /// owner and lessee may see it: identities above its scope masked, as
-    /// the entry view masks them (see [`crate::authority::masking`]).
-    pub fn for_caller(mut self, caller_scope: Scope, owner: Option<&str>, lessee: Option<&str>) -> HistoryView {
-        let shape = self.event.as_deref().and_then(masking::event_shape);
-        let actor = match shape {
-            Some(EventShape { entry_scope, asserted: true }) => entry_scope,
-            _ => masking::actor_scope(self.project.as_deref(), owner, lessee),
+    /// This history row as a reader at `reader` on a node with this owner
+    /// and lessee may see it: the identities above its scope masked, read
+    /// from the event's typed row (see [`crate::authority::masking`]). A
+    /// row without one is not a maintenance event of ours: its actor is
+    /// masked by its project.
+    pub fn for_caller(
+        mut self,
+        typed: Option<&node_maintenance_event::Model>,
+        reader: Scope,
+        owner: Option<&str>,
+        lessee: Option<&str>,
+    ) -> HistoryView {
+        let Some(row) = typed else {
+            if masking::is_masked(reader, masking::actor_scope(self.project.as_deref(), owner, lessee)) {
+                self.hide_actor();
+            }
+            return self;
         };
-        let hide_actor = masking::is_masked(caller_scope, actor);
-        let hide_asserter = shape.is_some_and(|s| masking::is_masked(caller_scope, s.entry_scope));
+        let entry_scope = Scope::parse(&row.scope).unwrap_or(Scope::System);
+        let by_asserter = EventKind::parse(&row.kind).is_some_and(EventKind::by_asserter);
+        let project = Some(row.actor_project.as_str());
+        let (hide_asserter, hide_actor) = masking::event_masks(reader, entry_scope, by_asserter, project, owner, lessee);
         if hide_actor {
-            self.user = self.user.map(|_| masking::MASK.to_owned());
-            self.project = self.project.map(|_| masking::MASK.to_owned());
+            self.hide_actor();
         }
-        if shape.is_some() {
-            self.event = self.event.map(|text| masking::mask_event_text(&text, hide_asserter, hide_actor));
+        if hide_asserter || hide_actor {
+            self.event = Some(match event_of(row) {
+                Some(event) => event.masked(hide_asserter, hide_actor).text(),
+                None => event::opening_only(&row.kind, &row.entry_uuid, &row.entry_type, &row.scope),
+            });
         }
         self
+    }
+
+    fn hide_actor(&mut self) {
+        self.user = self.user.as_ref().map(|_| MASK.to_owned());
+        self.project = self.project.as_ref().map(|_| MASK.to_owned());
     }
 }
 
@@ -249,30 +352,29 @@ impl From<node_history::Model> for HistoryView {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::authority::caller::Caller;
     use crate::authority::release::tests::entry;
 
     #[test]
-    fn release_events_name_entry_asserter_and_releaser_in_full() {
-        let mut e = entry("operator_hold", "lessee", "a0a0a0");
-        e.reason = Some("Row C power work".into());
+    fn history_columns_are_cut_to_fit_and_the_typed_row_keeps_the_identity_whole() {
+        let e = entry("operator_hold", "lessee", "a0a0a0");
         let long_user = "u".repeat(100);
-        let actor = Caller::project(long_user.clone(), "b0b0b0", &["member"]);
-        let text = event_text(Action::Released, &e, &actor, None);
-        assert!(text.starts_with("maintenance entry 8d8d9a25-c1d0-4d4c-93a6-2a4a7e2bf7d8 released (type operator_hold, scope lessee, asserted by someone (project a0a0a0) at 2026-06-10T10:30:00+00:00, reason: Row C power work) by "), "{text}");
-        assert!(text.contains(&long_user), "the full identity is kept in the text");
-        assert_eq!(cut(&long_user, USER_MAX).len(), 64);
+        let actor = Caller::project(long_user.clone(), "p".repeat(90), &["member"]);
+        let event = MaintenanceEvent::new(EventKind::Released, &e, &actor, None, nodemaint_runtime::sql::now_utc());
+        let (history, typed) = event_rows(&event);
+        assert_eq!(history.user.as_ref().as_deref().map(str::len), Some(USER_MAX));
+        assert_eq!(history.project.as_ref().as_deref().map(str::len), Some(PROJECT_MAX));
+        assert_eq!(typed.actor.as_ref(), &long_user);
+        assert_eq!(history.uuid.as_ref(), typed.history_uuid.as_ref());
     }
 
     #[test]
     fn event_uuids_are_time_ordered() {
         let e = entry("operator_hold", "lessee", "a0a0a0");
         let actor = Caller::system("op", &["admin"]);
-        let uuids: Vec<uuid::Uuid> = (0..3)
-            .map(|_| {
-                let model = event_model(Action::Asserted, &e, &actor, None);
-                uuid::Uuid::parse_str(model.uuid.as_ref()).unwrap()
-            })
-            .collect();
+        let event = MaintenanceEvent::new(EventKind::Asserted, &e, &actor, None, nodemaint_runtime::sql::now_utc());
+        let uuids: Vec<uuid::Uuid> =
+            (0..3).map(|_| uuid::Uuid::parse_str(event_rows(&event).0.uuid.as_ref()).unwrap()).collect();
         assert!(uuids.iter().all(|u| u.get_version_num() == 7), "{uuids:?}");
         assert!(uuids.windows(2).all(|w| w[0] < w[1]), "ordered as created: {uuids:?}");
     }

@@ -11,7 +11,7 @@
 //! the cached text and which the tests compare with the cached statement,
 //! values included, on every backend.
 
-use nodemaint_entity::{node_history, node_maintenance, node_maintenance_schedule, nodes};
+use nodemaint_entity::{node_history, node_maintenance, node_maintenance_event, node_maintenance_schedule, nodes};
 use sea_orm::sea_query::Expr;
 use sea_orm::{
     ActiveModelTrait, ActiveValue, ColumnTrait, DbBackend, EntityTrait, Iterable, QueryFilter, QueryOrder, QuerySelect,
@@ -106,10 +106,16 @@ fn insert_entry_query(row: &node_maintenance::ActiveModel, backend: DbBackend) -
     backend.build(&insert)
 }
 
-/// Inserts a history event (the columns `history::event_model` sets).
-pub(crate) fn insert_event(backend: DbBackend, row: &node_history::ActiveModel) -> Statement {
+/// Inserts an event's history row (the columns `history::event_rows` sets).
+pub(crate) fn insert_history(backend: DbBackend, row: &node_history::ActiveModel) -> Statement {
     static SQL: Sql = Sql::new();
     SQL.with(backend, || node_history::Entity::insert(row.clone()).build(backend), insert_values(row))
+}
+
+/// Inserts an event's typed row (the columns `history::event_rows` sets).
+pub(crate) fn insert_typed_event(backend: DbBackend, row: &node_maintenance_event::ActiveModel) -> Statement {
+    static SQL: Sql = Sql::new();
+    SQL.with(backend, || node_maintenance_event::Entity::insert(row.clone()).build(backend), insert_values(row))
 }
 
 /// Deletes one entry.
@@ -177,7 +183,8 @@ mod tests {
     use super::*;
     use crate::authority::caller::Caller;
     use crate::authority::release::tests::entry;
-    use crate::store::history::{Action, event_model};
+    use crate::authority::event::{EventKind, MaintenanceEvent};
+    use crate::store::history::event_rows;
 
     const BACKENDS: [DbBackend; 3] = [DbBackend::Postgres, DbBackend::MySql, DbBackend::Sqlite];
 
@@ -195,7 +202,7 @@ mod tests {
         let mut row: node_maintenance::ActiveModel = model.clone().into();
         row.id = ActiveValue::NotSet;
         let actor = Caller::project("u1", "p1", &["member"]);
-        let event = event_model(Action::Released, &model, &actor, Some("note"));
+        let (history, typed) = event_rows(&MaintenanceEvent::new(EventKind::Released, &model, &actor, Some("note"), now));
         for b in BACKENDS {
             for (by_uuid, lock) in [(true, true), (true, false), (false, true), (false, false)] {
                 let locks = lock && b != DbBackend::Sqlite;
@@ -207,7 +214,11 @@ mod tests {
             same_twice(|| entries_of(b, 42), entries_of_query(42).build(b));
             same_twice(|| schedule_of(b, 42), schedule_of_query(42).build(b));
             same_twice(|| insert_entry(b, &row), insert_entry_query(&row, b));
-            same_twice(|| insert_event(b, &event), node_history::Entity::insert(event.clone()).build(b));
+            same_twice(|| insert_history(b, &history), node_history::Entity::insert(history.clone()).build(b));
+            same_twice(
+                || insert_typed_event(b, &typed),
+                node_maintenance_event::Entity::insert(typed.clone()).build(b),
+            );
             same_twice(|| delete_entry(b, 7), delete_entry_query(7).build(b));
             same_twice(|| sync_node(b, 3, false, None, now), sync_node_query(3, false, None, now).build(b));
             same_twice(

@@ -103,12 +103,15 @@ async fn a_window_is_released_by_the_tick_once_its_end_passes(t: TestDb) {
     assert_eq!(events(&db, "expired").await, 1);
 }
 
-/// The tick writes its expiry events with one `INSERT … SELECT` whose text
-/// the database builds: each must read exactly as the library's own
-/// `event_text` writes it, whatever the reason holds (quotes, `%`, `?`,
+/// The tick writes its expiry events with `INSERT … SELECT`, the history
+/// text built by the database from the typed row: each typed row must read
+/// back as the event the library would record, and its text be exactly what
+/// the one renderer writes, whatever the reason holds (quotes, `%`, `?`,
 /// non-ASCII, over the event's length limit, none) and whoever asserted it.
 async fn the_ticks_expiry_events_read_as_the_library_writes_them(t: TestDb) {
-    use nodemaint::store::history::{Action, event_text};
+    use nodemaint::authority::event::{EventKind, MaintenanceEvent};
+    use nodemaint::entity::node_maintenance_event;
+    use nodemaint::store::history::event_of;
     let (svc, db) = setup(&t).await;
     let odd = "it's 100% ?broken — ünïcode; \"quoted\" \\ back";
     let long = "x".repeat(5000);
@@ -136,14 +139,24 @@ async fn the_ticks_expiry_events_read_as_the_library_writes_them(t: TestDb) {
     let report = run_tick(&db, &t).await;
     assert_eq!(report.expired, 3);
     for entry in &before {
-        let found: Vec<node_history::Model> = node_history::Entity::find()
-            .filter(node_history::Column::Event.like(format!("maintenance entry {} expired (%", entry.uuid)))
+        let typed: Vec<node_maintenance_event::Model> = node_maintenance_event::Entity::find()
+            .filter(node_maintenance_event::Column::EntryUuid.eq(entry.uuid.clone()))
+            .filter(node_maintenance_event::Column::Kind.eq("expired"))
             .all(&db)
             .await
             .unwrap();
-        assert_eq!(found.len(), 1, "one expiry event for {}", entry.uuid);
-        let expected = event_text(Action::Expired, entry, &tick::scheduler(), Some(tick::EXPIRED_NOTE));
-        assert_eq!(found[0].event.as_deref(), Some(expected.as_str()));
+        assert_eq!(typed.len(), 1, "one expiry event for {}", entry.uuid);
+        let event = event_of(&typed[0]).expect("a typed event");
+        let expected =
+            MaintenanceEvent::new(EventKind::Expired, entry, &tick::scheduler(), Some(tick::EXPIRED_NOTE), event.at);
+        assert_eq!(event, expected, "the typed row is the event the library records");
+        let found: Vec<node_history::Model> = node_history::Entity::find()
+            .filter(node_history::Column::Uuid.eq(typed[0].history_uuid.clone()))
+            .all(&db)
+            .await
+            .unwrap();
+        assert_eq!(found.len(), 1, "its history row");
+        assert_eq!(found[0].event.as_deref(), Some(expected.text().as_str()), "rendered by the one template");
         assert_eq!(found[0].node_id, Some(entry.node_id));
         assert_eq!((found[0].user.as_deref(), found[0].project.as_deref()), (Some(tick::WINDOWS_ACTOR), None));
         let uuid = found[0].uuid.parse::<uuid::Uuid>().expect("a uuid");
@@ -442,7 +455,10 @@ async fn the_estate_listing_shows_what_each_caller_may_see(t: TestDb) {
     let found = svc.windows(&operator(), &ended).await.unwrap();
     assert_eq!(found.len(), 1, "{found:?}");
     match &found[0].window {
-        WindowDetail::Ended { event, .. } => assert!(event.as_deref().unwrap().contains(&ten.uuid)),
+        WindowDetail::Ended(e) => {
+            assert_eq!((e.uuid.as_str(), e.ended_by), (ten.uuid.as_str(), "cancelled"));
+            assert_eq!(e.ends_at, ten.ends_at, "the planned end, not the time of the cancel");
+        }
         WindowDetail::Entry(_) => panic!("an ended row"),
     }
     let later = WindowQuery { since: Some(now_utc() + Span::hours(1)), ..ended };
