@@ -11,9 +11,9 @@
 //! re-synthesises the boolean and the reason column.
 
 use crate::authority::caller::Caller;
+use crate::authority::event::{EventKind, MaintenanceEvent};
 use crate::error::{Error, Result};
 use crate::schema;
-use crate::authority::event::{EventKind, MaintenanceEvent};
 use crate::store::history;
 use crate::store::invariant;
 use crate::store::nodes;

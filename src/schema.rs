@@ -83,8 +83,11 @@ pub async fn require_nodes_table(db: &DatabaseConnection, url: &str) -> Result<(
 pub async fn require_maintenance_table(db: &DatabaseConnection, url: &str) -> Result<()> {
     require_nodes_table(db, url).await?;
     let tables = probe::tables(db).await?;
-    let needed =
-        [("node_maintenance", "typed maintenance"), (SCHEDULE_TABLE, "maintenance windows"), (EVENT_TABLE, "typed events")];
+    let needed = [
+        ("node_maintenance", "typed maintenance"),
+        (SCHEDULE_TABLE, "maintenance windows"),
+        (EVENT_TABLE, "typed events"),
+    ];
     for (table, what) in needed {
         if !tables.iter().any(|t| t == table) {
             return Err(Error::Schema(format!(

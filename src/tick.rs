@@ -18,9 +18,9 @@
 //! probes and takes no lock.
 
 use crate::authority::caller::Caller;
+use crate::authority::event::{EventKind, MaintenanceEvent};
 use crate::error::{Error, Result};
 use crate::schema;
-use crate::authority::event::{EventKind, MaintenanceEvent};
 use crate::store::history;
 use crate::store::invariant;
 use crate::store::nodes;

@@ -72,7 +72,11 @@ pub enum Relation {
     Node,
     /// The history row this event types (no foreign key: Ironic prunes
     /// and deletes its history rows without knowing of this table).
-    #[sea_orm(belongs_to = "super::node_history::Entity", from = "Column::HistoryUuid", to = "super::node_history::Column::Uuid")]
+    #[sea_orm(
+        belongs_to = "super::node_history::Entity",
+        from = "Column::HistoryUuid",
+        to = "super::node_history::Column::Uuid"
+    )]
     History,
 }
 

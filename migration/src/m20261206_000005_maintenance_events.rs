@@ -88,14 +88,17 @@ fn position(backend: DbBackend, hay: &str, needle: &str) -> String {
 
 /// Types the maintenance events of history ids in `[lo, hi)` that have no
 /// typed row (see the module docs): one `INSERT … SELECT`.
-async fn type_from_text<C: ConnectionTrait>(db: &C, lo: i64, hi: i64, now: chrono::NaiveDateTime) -> Result<u64, DbErr> {
+async fn type_from_text<C: ConnectionTrait>(
+    db: &C,
+    lo: i64,
+    hi: i64,
+    now: chrono::NaiveDateTime,
+) -> Result<u64, DbErr> {
     let backend = db.get_database_backend();
     let (ty, user) = (quote(backend, "type"), quote(backend, "user"));
     let kind_end = position(backend, "d.rest", " (type ");
     let scope_at = position(backend, "d.rest", ", scope ");
-    let scope = |name: &str| {
-        format!("WHEN SUBSTR(d.rest, {scope_at} + 8, {}) = '{name}' THEN '{name}'", name.len())
-    };
+    let scope = |name: &str| format!("WHEN SUBSTR(d.rest, {scope_at} + 8, {}) = '{name}' THEN '{name}'", name.len());
     // `maintenance entry ` is 18 characters: the uuid is 19..54, the kind from 56.
     let sql = format!(
         "INSERT INTO {EVENT_TABLE} (history_uuid, node_id, kind, entry_uuid, {ty}, scope, actor, actor_project, \

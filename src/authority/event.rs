@@ -308,7 +308,8 @@ pub(crate) mod tests {
         e.reason = None;
         e.ends_at = Some(at("2026-12-06T03:00:00"));
         let actor = Caller::system("op", &["admin"]);
-        let text = MaintenanceEvent::new(EventKind::Asserted, &e, &actor, Some("why"), at("2026-12-05T10:00:00")).text();
+        let text =
+            MaintenanceEvent::new(EventKind::Asserted, &e, &actor, Some("why"), at("2026-12-05T10:00:00")).text();
         assert_eq!(
             text,
             "maintenance entry 8d8d9a25-c1d0-4d4c-93a6-2a4a7e2bf7d8 asserted (type operator_hold, scope system, \
@@ -329,6 +330,57 @@ pub(crate) mod tests {
         assert!(seen.contains("by les) by me (project q (project les1)"), "the actor is shown whole: {seen}");
         let seen = event.masked(true, true).text();
         assert!(!seen.contains("secret") && !seen.contains("les1") && !seen.contains("by me"), "{seen}");
+    }
+
+    /// Text built from the template's separators, commas, newlines and
+    /// non-ASCII, with `marker` (which nothing else holds) inside.
+    fn tricky(marker: &'static str) -> impl Strategy<Value = String> {
+        let piece = prop_oneof![
+            Just(") by ".to_owned()),
+            Just(", asserted by ".to_owned()),
+            Just("(project ".to_owned()),
+            Just(") at ".to_owned()),
+            Just(", ends ".to_owned()),
+            Just(", reason: ".to_owned()),
+            Just("\n".to_owned()),
+            Just(", ".to_owned()),
+            "[a-zü ()\\[\\]]{0,6}",
+        ];
+        proptest::collection::vec(piece, 0..6)
+            .prop_map(move |parts| format!("{}{marker}{}", parts.concat(), parts.concat()))
+    }
+
+    use proptest::prelude::*;
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 2000, ..ProptestConfig::default() })]
+        /// Whatever ids and reasons hold, a masked identity shows no part of
+        /// itself (its marker), and one not masked shows whole.
+        #[test]
+        fn no_masked_identity_shows_whatever_the_ids_and_reasons_hold(
+            asserter in tricky("§A"), asserter_project in tricky("§A"), actor in tricky("§B"),
+            actor_project in tricky("§B"), reason in tricky("~"), note in tricky("~"),
+            kind in proptest::sample::select(EventKind::ALL.to_vec()),
+            hide_asserter in any::<bool>(), hide_actor in any::<bool>(),
+        ) {
+            let mut e = entry("operator_hold", "system", "");
+            e.asserted_by = asserter.clone();
+            e.asserted_by_project = asserter_project.clone();
+            e.reason = Some(reason);
+            let caller = Caller::project(actor.clone(), actor_project.clone(), &["admin"]);
+            let event = MaintenanceEvent::new(kind, &e, &caller, Some(&note), at("2026-12-05T10:00:00"));
+            let seen = event.masked(hide_asserter, hide_actor).text();
+            prop_assert_eq!(seen.contains("§A"), !hide_asserter && kind.names_asserter(), "{}", seen);
+            prop_assert_eq!(seen.contains("§B"), !hide_actor, "{}", seen);
+            if !hide_actor {
+                let named = format!(") by {actor} (project {actor_project})");
+                prop_assert!(seen.contains(&named), "{}", seen);
+            }
+            if !hide_asserter && kind.names_asserter() {
+                let named = format!(", asserted by {asserter} (project {asserter_project}) at ");
+                prop_assert!(seen.contains(&named), "{}", seen);
+            }
+        }
     }
 
     #[test]

@@ -7,11 +7,11 @@
 use super::Maintenance;
 use crate::authority::caller::Caller;
 use crate::authority::entry::EntryView;
+use crate::authority::event::{self, EventKind};
+use crate::authority::masking;
 use crate::authority::policy::{self, Policy, defaults as rules};
 use crate::authority::scope::derive_scope;
 use crate::error::{Error, Result};
-use crate::authority::event::{self, EventKind};
-use crate::authority::masking;
 use crate::store::history;
 use chrono::NaiveDateTime;
 use nodemaint_entity::vocab::iso8601;
@@ -68,8 +68,8 @@ pub struct EndedWindow {
     pub entry_type: String,
     pub scope: String,
     pub reason: Option<String>,
-    /// `null` when masked to nobody but unknown (an event recorded before
-    /// typed events), else the asserter or [`crate::authority::masking::MASK`].
+    /// The asserter, or [`crate::authority::masking::MASK`]; `null` when
+    /// not known (an event recorded before typed events).
     pub asserted_by: Option<String>,
     pub asserted_by_project: Option<String>,
     /// The planned end (`null` when not known: a window that ended before
@@ -308,12 +308,18 @@ impl Maintenance {
 }
 
 /// An ended window as a reader at `reader` on `node` sees it.
-fn ended_window(row: &node_maintenance_event::Model, text: Option<String>, reader: Scope, node: &nodes::Model) -> EndedWindow {
+fn ended_window(
+    row: &node_maintenance_event::Model,
+    text: Option<String>,
+    reader: Scope,
+    node: &nodes::Model,
+) -> EndedWindow {
     let (owner, lessee) = (node.owner.as_deref(), node.lessee.as_deref());
     let entry_scope = Scope::parse(&row.scope).unwrap_or(Scope::System);
     let (hide_asserter, hide_actor) =
         masking::event_masks(reader, entry_scope, false, Some(row.actor_project.as_str()), owner, lessee);
-    let hide = |value: Option<String>, hidden: bool| if hidden { value.map(|_| masking::MASK.to_owned()) } else { value };
+    let hide =
+        |value: Option<String>, hidden: bool| if hidden { value.map(|_| masking::MASK.to_owned()) } else { value };
     let empty_as_none = |p: String| (!p.is_empty()).then_some(p);
     let event = match (history::event_of(row), hide_asserter || hide_actor) {
         (Some(event), true) => Some(event.masked(hide_asserter, hide_actor).text()),
@@ -327,7 +333,10 @@ fn ended_window(row: &node_maintenance_event::Model, text: Option<String>, reade
         scope: row.scope.clone(),
         reason: row.reason.clone(),
         asserted_by: hide(row.asserted_by.clone(), hide_asserter),
-        asserted_by_project: hide(row.asserted_by_project.clone().and_then(empty_as_none), hide_asserter),
+        asserted_by_project: match hide_asserter {
+            true => Some(masking::MASK.to_owned()),
+            false => row.asserted_by_project.clone().and_then(empty_as_none),
+        },
         ends_at: row.ends_at.map(iso8601),
         ended_at: iso8601(row.created_at),
         ended_by: EventKind::parse(&row.kind).map_or("released", EventKind::as_str),

@@ -23,11 +23,11 @@
 
 use crate::authority::caller::Caller;
 use crate::authority::entry::{self, EntryView};
+use crate::authority::event::EventKind;
 use crate::authority::policy::{self, Policy, defaults as rules};
 use crate::authority::release::{self, Authority};
 use crate::authority::scope::derive_scope;
 use crate::error::{DbFailure, Error, Result};
-use crate::authority::event::EventKind;
 use crate::store::history::{self, HistoryView};
 use crate::store::invariant::{self, NodeState};
 use crate::store::nodes::{self as nodes_store, Locking, NodeQuery, NodeView};

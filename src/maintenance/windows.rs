@@ -12,11 +12,11 @@
 use super::{Locked, Maintenance, NewEntry, entries_of};
 use crate::authority::caller::Caller;
 use crate::authority::entry::EntryView;
+use crate::authority::event::EventKind;
 use crate::authority::policy::{self, defaults as rules};
 use crate::authority::release;
 use crate::authority::window::{self, Times};
 use crate::error::{Error, Result};
-use crate::authority::event::EventKind;
 use crate::store::history;
 use crate::store::schedule;
 use chrono::NaiveDateTime;

@@ -316,7 +316,8 @@ impl HistoryView {
         let entry_scope = Scope::parse(&row.scope).unwrap_or(Scope::System);
         let by_asserter = EventKind::parse(&row.kind).is_some_and(EventKind::by_asserter);
         let project = Some(row.actor_project.as_str());
-        let (hide_asserter, hide_actor) = masking::event_masks(reader, entry_scope, by_asserter, project, owner, lessee);
+        let (hide_asserter, hide_actor) =
+            masking::event_masks(reader, entry_scope, by_asserter, project, owner, lessee);
         if hide_actor {
             self.hide_actor();
         }

@@ -182,8 +182,8 @@ fn sync_node_query(
 mod tests {
     use super::*;
     use crate::authority::caller::Caller;
-    use crate::authority::release::tests::entry;
     use crate::authority::event::{EventKind, MaintenanceEvent};
+    use crate::authority::release::tests::entry;
     use crate::store::history::event_rows;
 
     const BACKENDS: [DbBackend; 3] = [DbBackend::Postgres, DbBackend::MySql, DbBackend::Sqlite];
@@ -202,7 +202,8 @@ mod tests {
         let mut row: node_maintenance::ActiveModel = model.clone().into();
         row.id = ActiveValue::NotSet;
         let actor = Caller::project("u1", "p1", &["member"]);
-        let (history, typed) = event_rows(&MaintenanceEvent::new(EventKind::Released, &model, &actor, Some("note"), now));
+        let (history, typed) =
+            event_rows(&MaintenanceEvent::new(EventKind::Released, &model, &actor, Some("note"), now));
         for b in BACKENDS {
             for (by_uuid, lock) in [(true, true), (true, false), (false, true), (false, false)] {
                 let locks = lock && b != DbBackend::Sqlite;

@@ -28,9 +28,9 @@ pub(crate) const WINDOWS: &str = "1.117";
 /// Credentials as a fronting proxy leaves them (trusted-headers).
 #[derive(Clone, Copy)]
 pub(crate) struct As {
-    user: &'static str,
-    project: Option<&'static str>,
-    roles: &'static str,
+    pub(crate) user: &'static str,
+    pub(crate) project: Option<&'static str>,
+    pub(crate) roles: &'static str,
 }
 
 pub(crate) const OPERATOR: As = As { user: "op-admin", project: None, roles: "admin" };

@@ -8,11 +8,12 @@ use crate::common::{Backend, TestDb, count, ok, stderr, stdout};
 use nodemaint::entity::nodes;
 use sea_orm::{ConnectionTrait, EntityTrait, QueryOrder};
 
-const MIGRATIONS: [&str; 4] = [
+const MIGRATIONS: [&str; 5] = [
     "m20261201_000001_baseline",
     "m20261201_000002_create_node_maintenance",
     "m20261201_000003_backfill_legacy_entries",
     "m20261205_000004_maintenance_windows",
+    "m20261206_000005_maintenance_events",
 ];
 
 async fn fresh_upgrade_creates_the_specified_schema(t: TestDb) {
@@ -22,7 +23,8 @@ async fn fresh_upgrade_creates_the_specified_schema(t: TestDb) {
     }
     let db = t.connect().await;
     let tables = catalog::tables(&db).await;
-    for table in ["nodes", "node_history", "node_maintenance", "node_maintenance_schedule", "nodemaint_migrations"] {
+    let ours = ["node_maintenance", "node_maintenance_schedule", "node_maintenance_event", "nodemaint_migrations"];
+    for table in ["nodes", "node_history"].into_iter().chain(ours) {
         assert!(tables.contains(&table.to_owned()), "{table} missing from {tables:?}");
     }
 
@@ -105,6 +107,35 @@ async fn fresh_upgrade_creates_the_specified_schema(t: TestDb) {
     assert_eq!(schedule_fks.len(), 1, "{schedule_fks:?}");
     assert_eq!((schedule_fks[0].ref_table.as_str(), schedule_fks[0].on_delete.as_str()), ("nodes", "CASCADE"));
 
+    // Typed events: one per history row (unique uuid), found by node and by
+    // entry, cascading with the node; no key on Ironic's node_history.
+    let events = catalog::columns(&db, "node_maintenance_event").await;
+    for (name, nullable) in [
+        ("history_uuid", false),
+        ("node_id", false),
+        ("kind", false),
+        ("entry_uuid", false),
+        ("type", false),
+        ("scope", false),
+        ("reason", true),
+        ("asserted_by", true),
+        ("ends_at", true),
+        ("actor", false),
+        ("actor_project", false),
+        ("created_at", false),
+        ("from_text", false),
+    ] {
+        let c = events.iter().find(|c| c.name == name).unwrap_or_else(|| panic!("no column {name}: {events:?}"));
+        assert_eq!(c.nullable, nullable, "{name} nullability: {c:?}");
+    }
+    let event_indexes = catalog::indexes(&db, "node_maintenance_event").await;
+    for (unique, col) in [(true, "history_uuid"), (false, "node_id"), (false, "entry_uuid")] {
+        assert!(event_indexes.iter().any(|i| i.unique == unique && i.columns == [col]), "{col}: {event_indexes:?}");
+    }
+    let event_fks = catalog::foreign_keys(&db, "node_maintenance_event").await;
+    assert_eq!(event_fks.len(), 1, "{event_fks:?}");
+    assert_eq!((event_fks[0].ref_table.as_str(), event_fks[0].on_delete.as_str()), ("nodes", "CASCADE"));
+
     // The baseline made Ironic's nodes with its columns and indexes.
     let node_columns: Vec<String> = catalog::columns(&db, "nodes").await.into_iter().map(|c| c.name).collect();
     for c in ["id", "uuid", "name", "owner", "lessee", "maintenance", "maintenance_reason", "fault", "reservation"] {
@@ -151,12 +182,13 @@ async fn two_concurrent_upgrades_apply_each_migration_once(t: TestDb) {
     let (a, b) = (a.wait_with_output().unwrap(), b.wait_with_output().unwrap());
     let (out_a, out_b) = (ok(&a), ok(&b));
     let applied = |o: &str| o.matches("Applied m2026").count();
-    assert_eq!(applied(&out_a) + applied(&out_b), 4, "a: {out_a}\nb: {out_b}");
+    assert_eq!(applied(&out_a) + applied(&out_b), MIGRATIONS.len() - 1, "a: {out_a}\nb: {out_b}");
     assert!(out_a.contains("Nothing to apply") ^ out_b.contains("Nothing to apply"), "a: {out_a}\nb: {out_b}");
     let db = t.connect().await;
-    assert_eq!(count(&db, "SELECT COUNT(*) FROM nodemaint_migrations").await, 4);
+    assert_eq!(count(&db, "SELECT COUNT(*) FROM nodemaint_migrations").await, MIGRATIONS.len() as i64 - 1);
     assert_eq!(count(&db, "SELECT COUNT(*) FROM node_maintenance").await, maintained);
     assert_eq!(count(&db, "SELECT COUNT(*) FROM node_history").await, maintained);
+    assert_eq!(count(&db, "SELECT COUNT(*) FROM node_maintenance_event WHERE from_text").await, maintained);
 }
 
 async fn snapshot(t: &TestDb) -> Vec<nodes::Model> {
@@ -170,11 +202,11 @@ async fn down_then_up_leaves_the_same_node_rows(t: TestDb) {
     ok(&t.cli(&["db", "upgrade"]));
     assert_eq!(snapshot(&t).await, before, "the upgrade must not touch nodes");
 
-    let refused = t.cli(&["db", "downgrade", "--steps", "4"]);
+    let refused = t.cli(&["db", "downgrade", "--steps", "5"]);
     assert_eq!(refused.status.code(), Some(3), "{}", stderr(&refused));
     assert!(stderr(&refused).contains("--yes"));
 
-    let down = ok(&t.cli(&["db", "downgrade", "--steps", "4", "--yes"]));
+    let down = ok(&t.cli(&["db", "downgrade", "--steps", "5", "--yes"]));
     assert!(down.contains("Rolled back m20261201_000001_baseline"), "{down}");
     let db = t.connect().await;
     let tables = catalog::tables(&db).await;
@@ -193,13 +225,13 @@ async fn down_then_up_on_a_fresh_database_keeps_the_baseline_nodes(t: TestDb) {
     ok(&t.cli(&["db", "upgrade"]));
     let maintained = seeded_nodes(&t, "300", "0.5").await;
     let before = snapshot(&t).await;
-    ok(&t.cli(&["db", "downgrade", "--steps", "3", "--yes"]));
+    ok(&t.cli(&["db", "downgrade", "--steps", "4", "--yes"]));
     assert_eq!(snapshot(&t).await, before);
     let out = ok(&t.cli(&["db", "upgrade"]));
     assert!(out.contains(&format!("Backfilled {maintained} legacy")), "{out}");
     assert_eq!(snapshot(&t).await, before);
     // All the way down on a fresh database drops what the baseline made.
-    ok(&t.cli(&["db", "downgrade", "--steps", "4", "--yes"]));
+    ok(&t.cli(&["db", "downgrade", "--steps", "5", "--yes"]));
     let tables = catalog::tables(&t.connect().await).await;
     assert!(!tables.iter().any(|t| t == "nodes" || t == "node_history"), "{tables:?}");
 }
@@ -209,8 +241,8 @@ async fn deleting_a_node_cascades_to_its_entries(t: TestDb) {
     for name in ["n1", "n2"] {
         ok(&t.cli(&["node", "create", "--name", name, "--maintenance", "--reason", "HW_ERR: disk"]));
     }
-    // Back to before the backfill (and the windows migration after it).
-    ok(&t.cli(&["db", "downgrade", "--steps", "2", "--yes"]));
+    // Back to before the backfill (and the migrations after it).
+    ok(&t.cli(&["db", "downgrade", "--steps", "3", "--yes"]));
     ok(&t.cli(&["db", "upgrade"]));
     let db = t.connect().await;
     assert_eq!(count(&db, "SELECT COUNT(*) FROM node_maintenance").await, 2);

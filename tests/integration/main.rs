@@ -10,6 +10,7 @@ mod bad_input;
 mod catalog;
 mod concurrency;
 mod db_cli;
+mod events;
 mod first_day;
 mod galera;
 mod ironic_conf;
