@@ -230,21 +230,26 @@ pub async fn downgrade_plan(db: &DatabaseConnection, url: &str, steps: u32) -> R
     let mut plan = Vec::new();
     for migration in applied.iter().rev().take(steps as usize) {
         let removal = |what: String, rows: u64| Removal { migration: migration.clone(), what, rows };
-        if migration.contains("backfill") && tables.iter().any(|t| t == "node_maintenance") {
+        // Matched by the migration's id: a later migration whose name shares
+        // a word with an older one must not inherit its plan.
+        let name = migration.as_str();
+        if name == "m20261201_000003_backfill_legacy_entries" && tables.iter().any(|t| t == "node_maintenance") {
             let ty = nodemaint_runtime::sql::quote(db.get_database_backend(), "type");
             let filter = format!(" WHERE {ty} = 'legacy' AND asserted_by = '{}'", backfill::MIGRATION_ASSERTER);
             let rows = row_count(db, "node_maintenance", &filter).await?;
             plan.push(removal("delete the backfilled legacy entries from node_maintenance".into(), rows));
-        } else if migration.contains("maintenance_events") && tables.iter().any(|t| t == EVENT_TABLE) {
+        } else if name == "m20261206_000005_maintenance_events" && tables.iter().any(|t| t == EVENT_TABLE) {
             let what = format!("drop table {EVENT_TABLE} (typed events; their history texts stay)");
             plan.push(removal(what, row_count(db, EVENT_TABLE, "").await?));
-        } else if migration.contains("maintenance_windows") && tables.iter().any(|t| t == SCHEDULE_TABLE) {
+        } else if name == "m20261205_000004_maintenance_windows" && tables.iter().any(|t| t == SCHEDULE_TABLE) {
             plan.push(removal(format!("drop table {SCHEDULE_TABLE}"), row_count(db, SCHEDULE_TABLE, "").await?));
             let windows = row_count(db, "node_maintenance", " WHERE ends_at IS NOT NULL").await?;
             plan.push(removal("drop column node_maintenance.ends_at: active windows lose their end".into(), windows));
-        } else if migration.contains("create_node_maintenance") {
+        } else if name == "m20261201_000002_create_node_maintenance" {
             plan.push(removal("drop table node_maintenance".into(), row_count(db, "node_maintenance", "").await?));
-        } else if migration.contains("baseline") && tables.iter().any(|t| t == nodemaint_migration::BASELINE_MARKER) {
+        } else if name == "m20261201_000001_baseline"
+            && tables.iter().any(|t| t == nodemaint_migration::BASELINE_MARKER)
+        {
             let created = nodemaint_migration::baseline_created_tables(db).await?;
             for table in nodemaint_migration::BASELINE_DROPS {
                 if created.iter().any(|t| t == table) {

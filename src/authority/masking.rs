@@ -12,6 +12,11 @@
 //! node's owner or lessee is that scope, and any other project, which could
 //! only act with system authority or under a former owner or lease, is
 //! taken as system: masking errs toward hiding.
+//!
+//! All of it is decided from an event's typed fields ([`event_masks`]), and
+//! a masked event's text is rendered again with the hidden fields replaced
+//! (`MaintenanceEvent::masked`), never cut out of the stored text: no id or
+//! reason can move a mask.
 
 use nodemaint_entity::Scope;
 

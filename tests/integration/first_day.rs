@@ -326,7 +326,7 @@ fn only_db_upgrade_creates_a_database_and_urls_must_name_one() {
         assert!(!file.exists(), "{args:?} created {}", file.display());
     }
     let status = ok(&nodemaint_cmd(&url, &["db", "status"]).output().unwrap());
-    assert_eq!(status.matches("pending").count(), 4, "{status}");
+    assert_eq!(status.matches("pending").count(), 5, "{status}");
     assert!(!file.exists(), "db status created {}", file.display());
     for url in ["mysql://root@127.0.0.1:3306", "postgres://postgres@127.0.0.1:5432", "sqlite://"] {
         let out = nodemaint_cmd(url, &["db", "status"]).output().unwrap();
