@@ -12,16 +12,16 @@
 
 use crate::authority::caller::Caller;
 use crate::authority::event::{EventKind, MaintenanceEvent};
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::schema;
 use crate::store::history;
 use crate::store::invariant;
+use crate::store::locks::{self, Lock, LockWait};
 use crate::store::nodes;
 use crate::store::transaction::{self, RetryPolicy};
 use nodemaint_entity::{node_history, node_maintenance};
 use nodemaint_migration::backfill::{self, Missing, NodeSet};
 use nodemaint_runtime::drift::{self, DriftKind, LegacyFix, NodeDrift, RECONCILE_ASSERTER};
-use nodemaint_runtime::lock::{self, RECONCILE_LOCK};
 use nodemaint_runtime::progress::{NoProgress, Progress};
 use nodemaint_runtime::sql::{now_utc, quote, stmt};
 use sea_orm::{
@@ -30,7 +30,6 @@ use sea_orm::{
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::sync::Arc;
-use std::time::Duration;
 
 /// Default `--batch-size` on PostgreSQL and MySQL: the most candidate nodes
 /// one repair transaction locks. Row locks: an API request on one of them
@@ -61,11 +60,11 @@ pub struct ReconcileOptions {
     pub dry_run: bool,
     /// `[upgrade] pin_release_version`: while set, the boolean is canonical.
     pub pinned: Option<String>,
-    pub lock_timeout: Duration,
+    /// How to wait for the reconcile lock.
+    pub lock: LockWait,
     /// How a repair batch that lost to a concurrent transaction is run again.
     pub retry: RetryPolicy,
     pub progress: Arc<dyn Progress>,
-    pub on_wait: Box<dyn FnOnce() + Send>,
 }
 
 impl Default for ReconcileOptions {
@@ -75,10 +74,9 @@ impl Default for ReconcileOptions {
             max_count: None,
             dry_run: false,
             pinned: None,
-            lock_timeout: Duration::from_secs(300),
+            lock: LockWait::default(),
             retry: RetryPolicy::default(),
             progress: Arc::new(NoProgress),
-            on_wait: Box::new(|| {}),
         }
     }
 }
@@ -198,19 +196,8 @@ pub async fn reconcile(db: &DatabaseConnection, url: &str, mut options: Reconcil
     let guard = if options.dry_run {
         None
     } else {
-        let on_wait = std::mem::replace(&mut options.on_wait, Box::new(|| {}));
-        let guard = lock::acquire(url, db.get_database_backend(), RECONCILE_LOCK, options.lock_timeout, on_wait)
-            .await
-            .map_err(|e| {
-                Error::from_lock(e, |waited| {
-                    format!(
-                        "another nodemaint reconcile held the reconcile lock on {} for {}s; it is doing this work already",
-                        crate::store::db::redact(url),
-                        waited.as_secs()
-                    )
-                })
-            })?;
-        Some(guard)
+        let wait = std::mem::take(&mut options.lock);
+        Some(locks::hold(db, url, Lock::Reconcile, wait).await?)
     };
     let pinned = options.pinned.is_some();
     let started = std::time::Instant::now();

@@ -3,38 +3,28 @@
 
 use crate::error::{Error, Result};
 use crate::store::db::redact;
+use crate::store::locks::{self, Lock, LockWait};
 use chrono::{DateTime, Utc};
 use nodemaint_migration::backfill::{self, BackfillContext, BackfillOptions};
 use nodemaint_migration::{EVENT_TABLE, MIGRATION_TABLE, MigrationStatus, Migrator, MigratorTrait, SCHEDULE_TABLE};
-use nodemaint_runtime::lock::{self, LockGuard, MIGRATION_LOCK};
 use nodemaint_runtime::probe::{self, DatabaseKind};
 use nodemaint_runtime::progress::{NoProgress, Progress};
 use sea_orm::{ConnectionTrait, DatabaseConnection, Statement};
 use serde::Serialize;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
-use std::time::Duration;
-
-/// Default for `--lock-timeout`.
-pub const DEFAULT_LOCK_TIMEOUT: Duration = Duration::from_secs(300);
 
 pub struct UpgradeOptions {
-    pub lock_timeout: Duration,
     /// Node ids per backfill batch; `None` for the backend's default.
     pub batch_size: Option<i64>,
     pub progress: Arc<dyn Progress>,
-    /// Called once if another process holds the migration lock.
-    pub on_wait: Box<dyn FnOnce() + Send>,
+    /// How to wait for the migration lock.
+    pub lock: LockWait,
 }
 
 impl Default for UpgradeOptions {
     fn default() -> Self {
-        UpgradeOptions {
-            lock_timeout: DEFAULT_LOCK_TIMEOUT,
-            batch_size: None,
-            progress: Arc::new(NoProgress),
-            on_wait: Box::new(|| {}),
-        }
+        UpgradeOptions { batch_size: None, progress: Arc::new(NoProgress), lock: LockWait::default() }
     }
 }
 
@@ -99,27 +89,10 @@ pub async fn require_maintenance_table(db: &DatabaseConnection, url: &str) -> Re
     Ok(())
 }
 
-async fn take_lock(
-    db: &DatabaseConnection,
-    url: &str,
-    timeout: Duration,
-    on_wait: Box<dyn FnOnce() + Send>,
-) -> Result<LockGuard> {
-    lock::acquire(url, db.get_database_backend(), MIGRATION_LOCK, timeout, on_wait).await.map_err(|e| {
-        Error::from_lock(e, |waited| {
-            format!(
-                "another nodemaint held the migration lock on {} for {}s; retry when it has finished, or raise --lock-timeout",
-                redact(url),
-                waited.as_secs()
-            )
-        })
-    })
-}
-
 /// Applies every pending migration under the migration lock.
 pub async fn upgrade(db: &DatabaseConnection, url: &str, options: UpgradeOptions) -> Result<UpgradeReport> {
     require_upgradable(db, url).await?;
-    let guard = take_lock(db, url, options.lock_timeout, options.on_wait).await?;
+    let guard = locks::hold(db, url, Lock::Migration, options.lock).await?;
     let result = upgrade_locked(db, options.batch_size, options.progress).await;
     let released = guard.release().await;
     let report = result?;
@@ -263,20 +236,14 @@ pub async fn downgrade_plan(db: &DatabaseConnection, url: &str, steps: u32) -> R
 
 /// Rolls back the last `steps` applied migrations under the migration lock.
 /// Returns their names, most recent first.
-pub async fn downgrade(
-    db: &DatabaseConnection,
-    url: &str,
-    steps: u32,
-    lock_timeout: Duration,
-    on_wait: Box<dyn FnOnce() + Send>,
-) -> Result<Vec<String>> {
+pub async fn downgrade(db: &DatabaseConnection, url: &str, steps: u32, lock: LockWait) -> Result<Vec<String>> {
     require_upgradable(db, url).await?;
     // Nothing nodemaint applied: nothing to roll back, and nothing (not even
     // the migrations table or a lock file) is created to find that out.
     if !probe::tables(db).await?.iter().any(|t| t == MIGRATION_TABLE) {
         return Ok(Vec::new());
     }
-    let guard = take_lock(db, url, lock_timeout, on_wait).await?;
+    let guard = locks::hold(db, url, Lock::Migration, lock).await?;
     let result = async {
         let applied: Vec<String> =
             Migrator::get_applied_migrations(db).await?.iter().map(|m| m.name().to_owned()).collect();

@@ -19,17 +19,17 @@
 
 use crate::authority::caller::Caller;
 use crate::authority::event::{EventKind, MaintenanceEvent};
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::schema;
 use crate::store::history;
 use crate::store::invariant;
+use crate::store::locks::{self, Lock, LockWait};
 use crate::store::nodes;
 use crate::store::transaction::{self, RetryPolicy};
 use chrono::NaiveDateTime;
 use nodemaint_entity::vocab::iso8601;
 use nodemaint_entity::{node_maintenance, node_maintenance_schedule as schedule};
 use nodemaint_runtime::drift::LOAD_CHUNK;
-use nodemaint_runtime::lock::{self, WINDOWS_LOCK};
 use nodemaint_runtime::sql::{now_utc, quote, stmt};
 use sea_orm::{
     ColumnTrait, Condition, ConnectionTrait, DatabaseConnection, DatabaseTransaction, EntityTrait, PaginatorTrait,
@@ -37,7 +37,6 @@ use sea_orm::{
 };
 use serde::Serialize;
 use std::collections::BTreeSet;
-use std::time::Duration;
 
 /// The identity the schedule acts as in history (like the conductor's).
 pub const WINDOWS_ACTOR: &str = "nodemaint-windows";
@@ -50,6 +49,7 @@ pub fn scheduler() -> Caller {
     Caller::system(WINDOWS_ACTOR, &["admin", "service"])
 }
 
+#[derive(Default)]
 pub struct TickOptions {
     /// Windows per transaction; `None`: reconcile's default for the backend.
     pub batch_size: Option<i64>,
@@ -57,26 +57,12 @@ pub struct TickOptions {
     pub max_count: Option<u64>,
     /// Count what is due; write nothing.
     pub dry_run: bool,
-    pub lock_timeout: Duration,
+    /// How to wait for the windows lock.
+    pub lock: LockWait,
     pub retry: RetryPolicy,
-    pub on_wait: Box<dyn FnOnce() + Send + Sync>,
     /// The caller has checked the schema (`serve` does once, at start), so
     /// each tick skips the catalog queries that check it.
     pub schema_checked: bool,
-}
-
-impl Default for TickOptions {
-    fn default() -> Self {
-        TickOptions {
-            batch_size: None,
-            max_count: None,
-            dry_run: false,
-            lock_timeout: Duration::from_secs(300),
-            retry: RetryPolicy::default(),
-            on_wait: Box::new(|| {}),
-            schema_checked: false,
-        }
-    }
 }
 
 #[derive(Debug, Clone, Default, Serialize, PartialEq, Eq)]
@@ -106,18 +92,7 @@ pub async fn tick(db: &DatabaseConnection, url: &str, mut options: TickOptions) 
     if !any_due(db, now).await? {
         return Ok(TickReport::default());
     }
-    let on_wait = std::mem::replace(&mut options.on_wait, Box::new(|| {}));
-    let guard = lock::acquire(url, db.get_database_backend(), WINDOWS_LOCK, options.lock_timeout, on_wait)
-        .await
-        .map_err(|e| {
-            Error::from_lock(e, |waited| {
-                format!(
-                    "another nodemaint held the windows lock on {} for {}s; it is doing this work already",
-                    crate::store::db::redact(url),
-                    waited.as_secs()
-                )
-            })
-        })?;
+    let guard = locks::hold(db, url, Lock::Windows, std::mem::take(&mut options.lock)).await?;
     let result = run(db, &options).await;
     let released = guard.release().await;
     let report = result?;

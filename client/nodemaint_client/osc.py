@@ -41,6 +41,7 @@ FIELD = {
     "Node": "node_name",
     "Node UUID": "node_uuid",
     "Ended At": "ended_at",
+    "Ended By": "ended_by",
     "Marker": "marker",
 }
 
@@ -232,5 +233,5 @@ class ListWindows(command.Lister):
             path, params = "/v1/maintenance?" + following.split("?", 1)[1], None
         if parsed_args.limit:
             rows = rows[: parsed_args.limit]
-        columns = ("Node", "UUID", "Type", "State", "Scope", "Starts At", "Asserted At", "Ends At", "Ended At", "Marker")
+        columns = ("Node", "UUID", "Type", "State", "Scope", "Starts At", "Asserted At", "Ends At", "Ended At", "Ended By", "Marker")
         return columns, [_row(r, columns) for r in rows]

@@ -80,7 +80,7 @@ pub fn check(
 ) -> Result<Times> {
     if reason.is_none_or(|r| r.trim().is_empty()) {
         return Err(Error::BadRequest(
-            "A maintenance window needs a reason: say why the node is held (--reason)".into(),
+            "A maintenance window (an entry with ends_at) needs a reason: say why the node is held".into(),
         ));
     }
     if ends_at <= now {

@@ -16,6 +16,7 @@ use nodemaint::config::Config;
 use nodemaint::db::Access;
 use nodemaint::maintenance::estate::WindowQuery;
 use nodemaint::runtime::sql::now_utc;
+use nodemaint::store::locks::{Lock, LockWait};
 use nodemaint::tick::{self, TickOptions};
 use nodemaint::{Caller, Error, Maintenance, NewEntry, Policy, Result, db, nodes, schema};
 use render::Output;
@@ -179,22 +180,14 @@ async fn reconcile(args: &ReconcileArgs, global: &Global, out: &Output) -> Resul
     let ReconcileArgs { dry_run, batch_size, max_count, pin_release_version, lock_timeout } = args;
     let pin = pin_from(pin_release_version, global)?;
     let (conn, url) = open(global, if *dry_run { Access::ReadOnly } else { Access::ReadWrite }).await?;
-    let quiet = out.quiet;
-    let shown = db::redact(&url);
-    let timeout = *lock_timeout;
     let options = nodemaint::reconcile::ReconcileOptions {
         batch_size: *batch_size,
         max_count: *max_count,
         dry_run: *dry_run,
         pinned: pin.as_ref().map(|p| p.version.clone()),
-        lock_timeout: Duration::from_secs(timeout),
+        lock: lock_wait(out, &url, Lock::Reconcile, *lock_timeout),
         retry: load_config(global)?.database.retry_policy()?,
         progress: progress::bar(out.quiet),
-        on_wait: Box::new(move || {
-            if !quiet {
-                eprintln!("Waiting for another nodemaint reconcile on {shown} to finish (giving up after {timeout}s)…");
-            }
-        }),
     };
     let report = nodemaint::reconcile::reconcile(&conn, &url, options).await?;
     out.reconciled(&report, pin.as_ref().map(|p| p.source.as_str()));
@@ -282,16 +275,18 @@ async fn open(global: &Global, access: Access) -> Result<(DatabaseConnection, St
     Ok((conn, url))
 }
 
-fn waiting_notice(out: &Output, url: &str, timeout: u64) -> Box<dyn FnOnce() + Send> {
-    let quiet = out.quiet;
-    let url = db::redact(url);
-    Box::new(move || {
-        if !quiet {
-            eprintln!(
-                "Waiting for the migration lock on {url}: another nodemaint is changing the schema (giving up after {timeout}s)…"
-            );
-        }
-    })
+/// Waiting up to `--lock-timeout` for `lock`, saying so on stderr unless quiet.
+fn lock_wait(out: &Output, url: &str, lock: Lock, timeout: u64) -> LockWait {
+    let timeout = Duration::from_secs(timeout);
+    let notice = (!out.quiet).then(|| lock.waiting(url, timeout));
+    LockWait {
+        timeout,
+        on_wait: Box::new(move || {
+            if let Some(notice) = notice {
+                eprintln!("{notice}");
+            }
+        }),
+    }
 }
 
 async fn dispatch(cli: &Cli, out: &Output) -> Result<u8> {
@@ -449,20 +444,12 @@ async fn windows_command(cmd: &WindowsCommand, global: &Global, out: &Output) ->
         }
         WindowsCommand::Tick { dry_run, max_count, batch_size, lock_timeout } => {
             let (conn, url) = open(global, if *dry_run { Access::ReadOnly } else { Access::ReadWrite }).await?;
-            let (quiet, shown, timeout) = (out.quiet, db::redact(&url), *lock_timeout);
             let options = TickOptions {
                 batch_size: *batch_size,
                 max_count: *max_count,
                 dry_run: *dry_run,
-                lock_timeout: Duration::from_secs(timeout),
+                lock: lock_wait(out, &url, Lock::Windows, *lock_timeout),
                 retry: load_config(global)?.database.retry_policy()?,
-                on_wait: Box::new(move || {
-                    if !quiet {
-                        eprintln!(
-                            "Waiting for another windows tick on {shown} to finish (giving up after {timeout}s)…"
-                        );
-                    }
-                }),
                 schema_checked: false,
             };
             let report = tick::tick(&conn, &url, options).await?;
@@ -488,10 +475,9 @@ async fn db_command(cmd: &DbCommand, global: &Global, out: &Output) -> Result<()
         DbCommand::Upgrade { lock_timeout, batch_size } => {
             let (conn, url) = open(global, Access::Create).await?;
             let options = schema::UpgradeOptions {
-                lock_timeout: Duration::from_secs(*lock_timeout),
                 batch_size: *batch_size,
                 progress: progress::bar(out.quiet),
-                on_wait: waiting_notice(out, &url, *lock_timeout),
+                lock: lock_wait(out, &url, Lock::Migration, *lock_timeout),
             };
             let report = schema::upgrade(&conn, &url, options).await?;
             out.upgrade(&report);
@@ -519,14 +505,8 @@ async fn db_command(cmd: &DbCommand, global: &Global, out: &Output) -> Result<()
                     listed.join(", ")
                 )));
             }
-            let rolled_back = schema::downgrade(
-                &conn,
-                &url,
-                *steps,
-                Duration::from_secs(*lock_timeout),
-                waiting_notice(out, &url, *lock_timeout),
-            )
-            .await?;
+            let lock = lock_wait(out, &url, Lock::Migration, *lock_timeout);
+            let rolled_back = schema::downgrade(&conn, &url, *steps, lock).await?;
             out.downgrade(&rolled_back, &plan);
             Ok(())
         }

@@ -43,7 +43,7 @@ pub(super) fn times(request: &NewEntry, now: NaiveDateTime) -> Result<Option<Tim
     match (request.starts_at, request.ends_at) {
         (None, None) => Ok(None),
         (Some(_), None) => Err(Error::BadRequest(
-            "A maintenance window with a start needs an end (ends_at, --end); an entry without an end never expires"
+            "A maintenance window with a start (starts_at) needs an end (ends_at); an entry without an end never expires"
                 .into(),
         )),
         (start, Some(end)) => window::check(request.reason.as_deref(), start, end, now).map(Some),

@@ -4,6 +4,7 @@
 //! and a server that finds it held leaves that round to the holder.
 
 use nodemaint::RetryPolicy;
+use nodemaint::store::locks::LockWait;
 use nodemaint::tick::{self, TickOptions};
 use sea_orm::DatabaseConnection;
 use std::time::Duration;
@@ -20,8 +21,8 @@ pub fn spawn(
         every.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         loop {
             every.tick().await;
-            let options =
-                TickOptions { lock_timeout: Duration::ZERO, retry, schema_checked: true, ..TickOptions::default() };
+            let lock = LockWait::new(Duration::ZERO);
+            let options = TickOptions { lock, retry, schema_checked: true, ..TickOptions::default() };
             match tick::tick(&db, &url, options).await {
                 Ok(_) => {}
                 Err(nodemaint::Error::LockTimeout(_)) => tracing::debug!("windows tick: another process is ticking"),

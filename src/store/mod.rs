@@ -2,12 +2,14 @@
 //! ([`db`]), the one transaction runner ([`transaction`]), the one node
 //! lookup and lock ([`nodes`], also the legacy node writes an old service
 //! makes), the invariant write (`invariant`: boolean, reason, fault), history
-//! events ([`history`]), windows' rows (`schedule`) and the statements every
-//! API operation sends, rendered once (`statements`).
+//! events ([`history`]), windows' rows (`schedule`), nodemaint's own locks
+//! ([`locks`]) and the statements every API operation sends, rendered once
+//! (`statements`).
 
 pub mod db;
 pub mod history;
 pub(crate) mod invariant;
+pub mod locks;
 pub mod nodes;
 pub(crate) mod schedule;
 pub(crate) mod statements;

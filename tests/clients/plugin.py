@@ -125,7 +125,9 @@ print("ok: the server's tick released the window after its end")
 osc("node", "maintenance", "cancel", "myNode", planned["uuid"])
 expect("cancel removed the scheduled window", entries(), [])
 ended = json.loads(osc("maintenance", "list", "--state", "ended", "--since=-1d", "-f", "json").stdout)
-expect("ended windows, read from history", sorted(w["State"] for w in ended), ["ended", "ended"])
+expect("ended windows, with how each ended", sorted((w["State"], w["Ended By"], w["UUID"], w["Type"]) for w in ended),
+       sorted([("ended", "cancelled", planned["uuid"], "operator_hold"), ("ended", "expired", short["uuid"], "hardware_failure")]))
+expect("an ended window's planned end", [w["Ends At"] for w in ended if w["UUID"] == planned["uuid"]], [extended["ends_at"]])
 print("all client-package checks passed")
 
 # --- openstacksdk: the resource and helpers, Scenario 2 to 4's steps ---
