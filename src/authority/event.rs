@@ -210,7 +210,7 @@ pub enum Piece {
 use Piece::{Field as F, Optional, Text};
 
 const OPENING: &[Piece] = &[
-    Text("maintenance entry "),
+    Text(TEXT_OPENING),
     F(Field::EntryUuid),
     Text(" "),
     F(Field::Kind),
@@ -265,6 +265,14 @@ fn render(pieces: &[Piece], event: &MaintenanceEvent, out: &mut String) {
         }
     }
 }
+
+/// How every maintenance event's text begins.
+pub const TEXT_OPENING: &str = "maintenance entry ";
+
+/// What a reader below system scope sees of a maintenance event that has
+/// no typed fields (written by an older nodemaint after the upgrade).
+pub const UNTYPED: &str =
+    "maintenance event recorded without typed fields (by an older nodemaint); its text is shown at system scope";
 
 /// The text a reader below an event's asserter or actor sees of an event
 /// typed from an older history text, whose identities are not known apart

@@ -34,6 +34,7 @@ use nodemaint::{Caller, Error, Maintenance, Result};
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
+use tower_http::normalize_path::NormalizePath;
 use version::Refusal;
 
 /// What every handler shares.
@@ -85,15 +86,10 @@ pub fn router(svc: Maintenance, options: &ServeOptions) -> Router {
         health: options.healthcheck.then(|| Arc::new(health::Health::new(svc.db().clone()))),
         svc,
     };
-    // Ironic answers every path with or without a trailing slash, and the
-    // `baremetal` client asks for `/v1/nodes/?…`.
     let (mut public, mut nodes) = (Router::new(), Router::new());
     for route in routes::routes() {
         let group = if route.public { &mut public } else { &mut nodes };
-        *group = std::mem::take(group).route(route.path, route.router.clone());
-        if route.path != "/" {
-            *group = std::mem::take(group).route(&format!("{}/", route.path), route.router);
-        }
+        *group = std::mem::take(group).route(route.path, route.router);
     }
     let nodes = nodes
         .route_layer(middleware::from_fn_with_state(state.clone(), read_body))
@@ -118,9 +114,13 @@ pub async fn serve(svc: Maintenance, options: ServeOptions) -> Result<()> {
     tracing::info!("nodemaint API listening on http://{local} (auth strategy: {:?})", options.auth);
     let ticker =
         options.tick.clone().map(|(interval, url)| ticker::spawn(svc.db().clone(), url, interval, svc.retry_policy()));
-    let app = router(svc, &options);
+    // Ironic answers every path with or without a trailing slash, and the
+    // `baremetal` client asks for `/v1/nodes/?…`: the slash is trimmed
+    // before routing.
+    let app = NormalizePath::trim_trailing_slash(router(svc, &options));
     let stopping = Arc::new(tokio::sync::Notify::new());
     let signalled = stopping.clone();
+    let app = axum::ServiceExt::<Request>::into_make_service(app);
     let server = axum::serve(listener, app).with_graceful_shutdown(async move {
         shutdown_signal().await;
         signalled.notify_one();

@@ -265,6 +265,9 @@ pub(crate) async fn record_for_entries<C: ConnectionTrait>(
     ))
     .await?;
     let text = text_sql(backend, kind);
+    // Driven from the entries (a few ids, by primary key) to their events
+    // by `entry_uuid`'s index: an `IN (subquery)` let PostgreSQL plan a scan
+    // of every event against a table it has no statistics for yet.
     db.execute_raw(stmt(
         backend,
         &format!(
@@ -272,8 +275,8 @@ pub(crate) async fn record_for_entries<C: ConnectionTrait>(
              created_at) SELECT e.history_uuid, '{EVENT_TYPE_MAINTENANCE}', 'info', {text}, \
              SUBSTR(e.actor, 1, {USER_MAX}), CASE WHEN e.actor_project = '' THEN NULL \
              ELSE SUBSTR(e.actor_project, 1, {PROJECT_MAX}) END, e.node_id, '1.0', e.created_at \
-             FROM node_maintenance_event e WHERE e.kind = '{kind}' AND e.entry_uuid IN \
-             (SELECT m.uuid FROM node_maintenance m WHERE {entries}) ORDER BY e.id",
+             FROM node_maintenance m JOIN node_maintenance_event e ON e.entry_uuid = m.uuid AND e.kind = '{kind}' \
+             WHERE {entries} ORDER BY e.id",
             kind = kind.as_str()
         ),
         values,
@@ -298,8 +301,8 @@ impl HistoryView {
     /// This history row as a reader at `reader` on a node with this owner
     /// and lessee may see it: the identities above its scope masked, read
     /// from the event's typed row (see [`crate::authority::masking`]). A
-    /// row without one is not a maintenance event of ours: its actor is
-    /// masked by its project.
+    /// row without one is another service's event: its actor is masked by
+    /// its project (and one of ours without it is shown at system scope only).
     pub fn for_caller(
         mut self,
         typed: Option<&node_maintenance_event::Model>,
@@ -310,6 +313,14 @@ impl HistoryView {
         let Some(row) = typed else {
             if masking::is_masked(reader, masking::actor_scope(self.project.as_deref(), owner, lessee)) {
                 self.hide_actor();
+            }
+            // Ours without its typed row: written by an older nodemaint
+            // still running after the upgrade. Who it names is not known
+            // apart from the rest, so below system it is not shown.
+            let ours = self.event_type.as_deref() == Some(EVENT_TYPE_MAINTENANCE)
+                && self.event.as_deref().is_some_and(|t| t.starts_with(event::TEXT_OPENING));
+            if ours && reader != Scope::System {
+                self.event = Some(event::UNTYPED.to_owned());
             }
             return self;
         };

@@ -18,7 +18,7 @@ use nodemaint::store::history::event_of;
 use nodemaint::tick::{self, TickOptions};
 use nodemaint::{Caller, Maintenance, NewEntry, Policy};
 use reqwest::{Method, StatusCode};
-use sea_orm::{ColumnTrait, DatabaseConnection, EntityTrait, QueryFilter, QueryOrder};
+use sea_orm::{ColumnTrait, ConnectionTrait, DatabaseConnection, EntityTrait, QueryFilter, QueryOrder};
 use serde_json::json;
 
 const OWNER: &str = "9c84d2e0f1a3";
@@ -321,6 +321,21 @@ async fn older_events_are_typed_from_their_opening_and_masked_whole(t: TestDb) {
     // Not an ended window: whether it had an end is after the opening.
     assert!(svc.windows(&op, &ended()).await.unwrap().is_empty());
     assert_eq!(count(&db, "SELECT COUNT(*) FROM node_history").await, 2);
+
+    // An older nodemaint still running after the upgrade writes a text
+    // without a typed row: below system scope it is not shown at all.
+    let node = count(&db, "SELECT id FROM nodes WHERE name = 'myNode'").await;
+    let user = nodemaint::runtime::sql::quote(db.get_database_backend(), "user");
+    db.execute_unprepared(&format!(
+        "INSERT INTO node_history (uuid, event_type, severity, event, {user}, project, node_id, version, created_at) \
+         VALUES ('00000000-0000-4000-8000-000000000001', 'maintenance', 'info', 'maintenance entry {u} released \
+         (type operator_hold, scope owner, asserted by o (project {OWNER}) at x, reason: r) by {SECRET}-late \
+         (project {OWNER})', 'someone', '{OWNER}', {node}, '1.0', '2026-12-05 10:00:00')"
+    ))
+    .await
+    .unwrap();
+    let seen = serde_json::to_string(&svc.history(&owner_admin(), "myNode", 100).await.unwrap()).unwrap();
+    assert!(!seen.contains(SECRET) && seen.contains("without typed fields"), "{seen}");
 }
 
 backend_tests!(older_events_are_typed_from_their_opening_and_masked_whole);
