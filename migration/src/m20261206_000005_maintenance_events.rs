@@ -92,6 +92,9 @@ fn position(backend: DbBackend, hay: &str, needle: &str) -> String {
 /// it leaves that anti-join out: on PostgreSQL, planned against the table
 /// just created, it scans the table for every row and re-visits each row
 /// the statement has inserted (quadratic: minutes for 100,000 events).
+/// History rows are not joined to `nodes`: `node_history.node_id` is a
+/// foreign key already, and PostgreSQL, without statistics for a history
+/// just backfilled, planned that join as a loop over every node.
 async fn type_from_text<C: ConnectionTrait>(
     db: &C,
     lo: i64,
@@ -120,8 +123,9 @@ async fn type_from_text<C: ConnectionTrait>(
              SELECT h.uuid AS history_uuid, h.node_id, SUBSTR(h.event, 19, 36) AS entry_uuid, \
              SUBSTR(h.event, 56) AS rest, COALESCE(h.{user}, '') AS actor, COALESCE(h.project, '') AS actor_project, \
              COALESCE(h.created_at, ?) AS created_at \
-             FROM node_history h JOIN nodes n ON n.id = h.node_id \
-             WHERE h.id >= ? AND h.id < ? AND h.event_type = 'maintenance' AND h.event LIKE 'maintenance entry %' \
+             FROM node_history h \
+             WHERE h.id >= ? AND h.id < ? AND h.node_id IS NOT NULL AND h.event_type = 'maintenance' \
+             AND h.event LIKE 'maintenance entry %' \
              {not_typed}\
            ) d WHERE {kind_end} > 1 AND {scope_at} > {kind_end}\
          ) t WHERE t.kind IN ('asserted', 'updated', 'released', 'scheduled', 'started', 'extended', 'cancelled', \
