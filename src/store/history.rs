@@ -266,8 +266,23 @@ pub(crate) async fn record_for_entries<C: ConnectionTrait>(
     .await?;
     let text = text_sql(backend, kind);
     // Driven from the entries (a few ids, by primary key) to their events
-    // by `entry_uuid`'s index: an `IN (subquery)` let PostgreSQL plan a scan
-    // of every event against a table it has no statistics for yet.
+    // by `entry_uuid`'s index. PostgreSQL, without statistics for the
+    // events (a new table, or one autovacuum has not analysed yet), planned
+    // the join as a hash of every event per batch; a lateral lookup per
+    // entry (its `LIMIT` keeps the planner from flattening it back into a
+    // join; an entry has one event of a set writer's kind) leaves it no
+    // other plan. (MariaDB has no LATERAL; it joins by the index as it is.)
+    let events = match backend {
+        DbBackend::Postgres => format!(
+            "node_maintenance m CROSS JOIN LATERAL (SELECT * FROM node_maintenance_event x \
+             WHERE x.entry_uuid = m.uuid AND x.kind = '{kind}' LIMIT 1) e",
+            kind = kind.as_str()
+        ),
+        _ => format!(
+            "node_maintenance m JOIN node_maintenance_event e ON e.entry_uuid = m.uuid AND e.kind = '{kind}'",
+            kind = kind.as_str()
+        ),
+    };
     db.execute_raw(stmt(
         backend,
         &format!(
@@ -275,9 +290,7 @@ pub(crate) async fn record_for_entries<C: ConnectionTrait>(
              created_at) SELECT e.history_uuid, '{EVENT_TYPE_MAINTENANCE}', 'info', {text}, \
              SUBSTR(e.actor, 1, {USER_MAX}), CASE WHEN e.actor_project = '' THEN NULL \
              ELSE SUBSTR(e.actor_project, 1, {PROJECT_MAX}) END, e.node_id, '1.0', e.created_at \
-             FROM node_maintenance m JOIN node_maintenance_event e ON e.entry_uuid = m.uuid AND e.kind = '{kind}' \
-             WHERE {entries} ORDER BY e.id",
-            kind = kind.as_str()
+             FROM {events} WHERE {entries} ORDER BY e.id"
         ),
         values,
     ))
