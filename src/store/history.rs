@@ -12,6 +12,7 @@
 use crate::authority::event::{self, EventKind, Field, MaintenanceEvent, Piece};
 use crate::authority::masking::{self, MASK};
 use crate::store::statements;
+use chrono::SubsecRound;
 use nodemaint_entity::node_history::{self, EVENT_TYPE_MAINTENANCE, PROJECT_MAX, USER_MAX};
 use nodemaint_entity::vocab::iso8601;
 use nodemaint_entity::{Scope, node_maintenance_event};
@@ -124,8 +125,6 @@ pub fn event_of(row: &node_maintenance_event::Model) -> Option<MaintenanceEvent>
         at: row.created_at.trunc_subsecs(0),
     })
 }
-
-use chrono::SubsecRound;
 
 /// The typed rows of the history rows with these uuids, by uuid.
 pub(crate) async fn typed_events<C: ConnectionTrait>(
