@@ -7,7 +7,7 @@
 use super::Maintenance;
 use crate::authority::caller::Caller;
 use crate::authority::entry::EntryView;
-use crate::authority::event::{self, EventKind};
+use crate::authority::event::EventKind;
 use crate::authority::masking;
 use crate::authority::policy::{self, Policy, defaults as rules};
 use crate::authority::scope::derive_scope;
@@ -314,18 +314,11 @@ fn ended_window(
     reader: Scope,
     node: &nodes::Model,
 ) -> EndedWindow {
-    let (owner, lessee) = (node.owner.as_deref(), node.lessee.as_deref());
-    let entry_scope = Scope::parse(&row.scope).unwrap_or(Scope::System);
-    let (hide_asserter, hide_actor) =
-        masking::event_masks(reader, entry_scope, false, Some(row.actor_project.as_str()), owner, lessee);
+    let (hide_asserter, hide_actor) = history::masks_of(row, reader, node.owner.as_deref(), node.lessee.as_deref());
     let hide =
         |value: Option<String>, hidden: bool| if hidden { value.map(|_| masking::MASK.to_owned()) } else { value };
     let empty_as_none = |p: String| (!p.is_empty()).then_some(p);
-    let event = match (history::event_of(row), hide_asserter || hide_actor) {
-        (Some(event), true) => Some(event.masked(hide_asserter, hide_actor).text()),
-        (None, true) => Some(event::opening_only(&row.kind, &row.entry_uuid, &row.entry_type, &row.scope)),
-        (_, false) => text,
-    };
+    let event = history::masked_text(row, hide_asserter, hide_actor).or(text);
     EndedWindow {
         state: "ended",
         uuid: row.entry_uuid.clone(),

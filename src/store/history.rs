@@ -297,6 +297,32 @@ pub(crate) async fn record_for_entries<C: ConnectionTrait>(
     Ok(())
 }
 
+/// Which identities of a typed event a reader at `reader`, on a node with
+/// this owner and lessee, may not see: `(asserter, actor)`.
+pub(crate) fn masks_of(
+    row: &node_maintenance_event::Model,
+    reader: Scope,
+    owner: Option<&str>,
+    lessee: Option<&str>,
+) -> (bool, bool) {
+    let entry_scope = Scope::parse(&row.scope).unwrap_or(Scope::System);
+    let by_asserter = EventKind::parse(&row.kind).is_some_and(EventKind::by_asserter);
+    masking::event_masks(reader, entry_scope, by_asserter, Some(row.actor_project.as_str()), owner, lessee)
+}
+
+/// The text of a typed event with these identities hidden, rendered from
+/// its fields (an event typed from an older text: its opening only);
+/// `None` when nothing is hidden and the stored text stands.
+pub(crate) fn masked_text(row: &node_maintenance_event::Model, asserter: bool, actor: bool) -> Option<String> {
+    if !(asserter || actor) {
+        return None;
+    }
+    Some(match event_of(row) {
+        Some(event) => event.masked(asserter, actor).text(),
+        None => event::opening_only(&row.kind, &row.entry_uuid, &row.entry_type, &row.scope),
+    })
+}
+
 /// A history row as `history list` shows it.
 #[derive(Debug, Clone, Serialize, PartialEq, Eq)]
 pub struct HistoryView {
@@ -336,19 +362,12 @@ impl HistoryView {
             }
             return self;
         };
-        let entry_scope = Scope::parse(&row.scope).unwrap_or(Scope::System);
-        let by_asserter = EventKind::parse(&row.kind).is_some_and(EventKind::by_asserter);
-        let project = Some(row.actor_project.as_str());
-        let (hide_asserter, hide_actor) =
-            masking::event_masks(reader, entry_scope, by_asserter, project, owner, lessee);
+        let (hide_asserter, hide_actor) = masks_of(row, reader, owner, lessee);
         if hide_actor {
             self.hide_actor();
         }
-        if hide_asserter || hide_actor {
-            self.event = Some(match event_of(row) {
-                Some(event) => event.masked(hide_asserter, hide_actor).text(),
-                None => event::opening_only(&row.kind, &row.entry_uuid, &row.entry_type, &row.scope),
-            });
+        if let Some(text) = masked_text(row, hide_asserter, hide_actor) {
+            self.event = Some(text);
         }
         self
     }
