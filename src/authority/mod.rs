@@ -9,12 +9,14 @@
 //! - [`masking`]: what a caller may see of identities above its scope;
 //! - [`event`]: maintenance events as values, and their history text;
 //! - [`entry`]: the entry object and the limits on what callers send;
-//! - [`window`]: maintenance windows' times, overlaps and extensions.
+//! - [`window`]: maintenance windows' times, overlaps and extensions;
+//! - [`plan`]: every change as a value, decided from what the node holds.
 
 pub mod caller;
 pub mod entry;
 pub mod event;
 pub mod masking;
+pub mod plan;
 pub mod policy;
 pub mod release;
 pub mod scope;

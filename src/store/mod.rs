@@ -6,6 +6,7 @@
 //! ([`locks`]) and the statements every API operation sends, rendered once
 //! (`statements`).
 
+pub(crate) mod apply;
 pub mod db;
 pub mod history;
 pub(crate) mod invariant;

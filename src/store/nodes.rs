@@ -8,7 +8,10 @@ use crate::store::statements;
 use nodemaint_entity::nodes;
 use nodemaint_entity::vocab::iso8601;
 use nodemaint_runtime::sql::stmt;
-use sea_orm::{ConnectionTrait, DatabaseTransaction, DbBackend, FromQueryResult, Value};
+use sea_orm::{
+    ColumnTrait, Condition, ConnectionTrait, DatabaseTransaction, DbBackend, EntityTrait, FromQueryResult, QueryFilter,
+    QueryOrder, QuerySelect, Value,
+};
 use serde::Serialize;
 
 /// A node as `node show --format json` prints it: Ironic's field names.
@@ -130,6 +133,36 @@ pub(crate) async fn lock(txn: &DatabaseTransaction, which: Locking<'_>) -> Resul
 /// when it parses as one, else a name.
 fn ident_key(ident: &str) -> (bool, String) {
     if uuid::Uuid::try_parse(ident).is_ok() { (true, ident.to_ascii_lowercase()) } else { (false, ident.to_owned()) }
+}
+
+/// The nodes `query` asks for, in id order: those whose owner or lessee is
+/// `project`, or every node with `None` (a system caller); after the node
+/// with id `after` (the marker).
+pub(crate) async fn list<C: ConnectionTrait>(
+    db: &C,
+    query: &NodeQuery,
+    project: Option<&str>,
+    after: Option<i32>,
+) -> Result<Vec<nodes::Model>> {
+    use nodes::Column as N;
+    let mut select = if query.descending {
+        nodes::Entity::find().order_by_desc(N::Id)
+    } else {
+        nodes::Entity::find().order_by_asc(N::Id)
+    }
+    .limit(query.limit);
+    if let Some(project) = project {
+        select = select.filter(Condition::any().add(N::Owner.eq(project)).add(N::Lessee.eq(project)));
+    }
+    select = match query.maintenance {
+        Some(true) => select.filter(N::Maintenance.eq(true)),
+        Some(false) => select.filter(Condition::any().add(N::Maintenance.eq(false)).add(N::Maintenance.is_null())),
+        None => select,
+    };
+    if let Some(after) = after {
+        select = select.filter(if query.descending { N::Id.lt(after) } else { N::Id.gt(after) });
+    }
+    Ok(select.all(db).await?)
 }
 
 /// Which nodes a caller's listing returns, in id order (`GET /v1/nodes`).
