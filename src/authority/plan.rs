@@ -53,9 +53,13 @@ pub struct Snapshot<'a> {
 #[derive(Debug, Clone, PartialEq)]
 pub enum WindowWrite {
     /// A new window (its id is the store's to give).
-    Insert(Window),
+    Insert(Box<Window>),
     /// The window with this id ends at `ends_at` (changed at `at`).
-    SetEnd { id: i32, ends_at: NaiveDateTime, at: NaiveDateTime },
+    SetEnd {
+        id: i32,
+        ends_at: NaiveDateTime,
+        at: NaiveDateTime,
+    },
     Delete(i32),
 }
 
@@ -211,7 +215,13 @@ impl<'a> Context<'a> {
     }
 
     /// A new entry of `ty` asserted now by the caller at its scope.
-    fn new_entry(&self, ty: &str, reason: Option<String>, extra: Option<String>, ends_at: Option<NaiveDateTime>) -> Entry {
+    fn new_entry(
+        &self,
+        ty: &str,
+        reason: Option<String>,
+        extra: Option<String>,
+        ends_at: Option<NaiveDateTime>,
+    ) -> Entry {
         Entry {
             id: 0,
             uuid: self.new_uuid.clone(),
@@ -265,7 +275,7 @@ impl<'a> Context<'a> {
             let mut plan = self.plan();
             plan.events.push(self.event(EventKind::Scheduled, &window.as_entry(self.now), Some(&note)));
             let view = self.window_view(&window);
-            plan.windows.push(WindowWrite::Insert(window));
+            plan.windows.push(WindowWrite::Insert(Box::new(window)));
             return Ok((plan, view));
         }
         self.refuse_duplicate(ty.name)?;
@@ -581,12 +591,16 @@ mod tests {
         let entries = [held];
         let caller = Caller::project("alice", "own", &["member"]);
         let ctx = context(&caller, &policy, Snapshot { node: &node, entries: &entries, scheduled: &[] }).unwrap();
-        let request = NewEntry { entry_type: HARDWARE_FAILURE.into(), reason: Some("PSU".into()), ..NewEntry::default() };
+        let request =
+            NewEntry { entry_type: HARDWARE_FAILURE.into(), reason: Some("PSU".into()), ..NewEntry::default() };
         let (plan, view) = ctx.add(&request).unwrap();
         assert_eq!(plan.insert.len(), 1);
         assert!(plan.update.is_empty() && plan.delete.is_empty() && plan.windows.is_empty());
         let created = &plan.insert[0];
-        assert_eq!((created.uuid.as_str(), created.scope.as_str(), created.asserted_by_project.as_str()), ("0000-new", "owner", "own"));
+        assert_eq!(
+            (created.uuid.as_str(), created.scope.as_str(), created.asserted_by_project.as_str()),
+            ("0000-new", "owner", "own")
+        );
         assert_eq!(
             plan.node,
             Some(NodeWrite {

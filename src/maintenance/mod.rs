@@ -25,8 +25,8 @@
 use crate::authority::caller::Caller;
 use crate::authority::entry::EntryView;
 use crate::authority::plan::{self, Context, Plan};
-use crate::authority::release::Authority;
 use crate::authority::policy::{self, Policy, defaults as rules};
+use crate::authority::release::Authority;
 use crate::error::{Error, Result};
 use crate::store::apply::{self, Held, Reads};
 use crate::store::history::{self, HistoryView};

@@ -103,7 +103,7 @@ async fn apply(txn: &DatabaseTransaction, plan: &Plan, node: &node_rows::Model) 
     for write in &plan.windows {
         match write {
             WindowWrite::Insert(window) => {
-                let mut row: node_maintenance_schedule::ActiveModel = window.clone().into();
+                let mut row: node_maintenance_schedule::ActiveModel = window.as_ref().clone().into();
                 row.id = NotSet;
                 node_maintenance_schedule::Entity::insert(row).exec(txn).await?;
             }
@@ -141,7 +141,11 @@ async fn write_node(txn: &DatabaseTransaction, id: i32, columns: &NodeWrite, at:
     Ok(())
 }
 
-async fn insert_entry(txn: &DatabaseTransaction, entry: &node_maintenance::Model, node: &node_rows::Model) -> Result<()> {
+async fn insert_entry(
+    txn: &DatabaseTransaction,
+    entry: &node_maintenance::Model,
+    node: &node_rows::Model,
+) -> Result<()> {
     let mut row: node_maintenance::ActiveModel = entry.clone().into();
     row.id = NotSet;
     // Nothing is read back (no RETURNING *, no SELECT after it on MySQL):
