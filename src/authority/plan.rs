@@ -133,6 +133,18 @@ impl<'a> Context<'a> {
         Ok(Context { caller, policy, authority, held, ident, now, new_uuid })
     }
 
+    /// A read's context, for an authority already derived (no new uuid).
+    pub fn reading(
+        caller: &'a Caller,
+        policy: &'a Policy,
+        authority: Authority,
+        held: Snapshot<'a>,
+        ident: &'a str,
+        now: NaiveDateTime,
+    ) -> Context<'a> {
+        Context { caller, policy, authority, held, ident, now, new_uuid: String::new() }
+    }
+
     /// The conductor's change (a fault): system scope, no project, no policy.
     pub fn conductor(
         conductor: &'a Caller,

@@ -186,15 +186,7 @@ impl Maintenance {
         let (held, authority) = self.visible(caller, ident, Reads::Windows).await?;
         let node = &held.node;
         self.policy.authorize(rules::MAINTENANCE_GET, caller, &policy::node_target(node))?;
-        let ctx = Context {
-            caller,
-            policy: &self.policy,
-            authority,
-            held: held.snapshot(),
-            ident,
-            now: now_utc(),
-            new_uuid: String::new(),
-        };
+        let ctx = Context::reading(caller, &self.policy, authority, held.snapshot(), ident, now_utc());
         let scope = ctx.authority.scope;
         let planned: Vec<_> = held.scheduled.iter().map(|w| w.as_pending_entry()).collect();
         let active = held
@@ -236,15 +228,7 @@ impl Maintenance {
     /// node-level rule refuses the caller outright, as the release would.
     pub async fn release_all_plan(&self, caller: &Caller, ident: &str) -> Result<Vec<(EntryView, Option<String>)>> {
         let (held, authority) = self.visible(caller, ident, Reads::Entries).await?;
-        let ctx = Context {
-            caller,
-            policy: &self.policy,
-            authority,
-            held: held.snapshot(),
-            ident,
-            now: now_utc(),
-            new_uuid: String::new(),
-        };
+        let ctx = Context::reading(caller, &self.policy, authority, held.snapshot(), ident, now_utc());
         ctx.release_all_preview()
     }
 
