@@ -5,51 +5,28 @@
 //! returns only the candidates); candidates are repaired `--batch-size` at a
 //! time, each batch in one transaction that locks just those nodes,
 //! classifies them under the lock (so a concurrent reconcile or API call is
-//! never repaired twice, and nothing is loaded twice), then repairs set-based:
-//! the backfill's `INSERT … SELECT` for missing legacy entries, one
-//! multi-row insert for history, one `DELETE … IN`, one `UPDATE … CASE` that
-//! re-synthesises the boolean and the reason column.
+//! never repaired twice, and nothing is loaded twice), plans the repairs
+//! (`authority/batch.rs::repair`) and writes them with the batch applier
+//! (`store/batches.rs`), set-based: the backfill's `INSERT … SELECT` for
+//! missing legacy entries, one multi-row insert for history, one
+//! `DELETE … IN`, one `UPDATE … CASE` that re-synthesises the boolean and
+//! the reason column.
 
-use crate::authority::caller::Caller;
-use crate::authority::event::{EventKind, MaintenanceEvent};
+use crate::authority::batch;
 use crate::error::Result;
 use crate::schema;
-use crate::store::history;
-use crate::store::invariant;
+use crate::store::batches;
 use crate::store::locks::{self, Lock, LockWait};
-use crate::store::nodes;
 use crate::store::transaction::{self, RetryPolicy};
-use nodemaint_entity::{node_history, node_maintenance};
-use nodemaint_migration::backfill::{self, Missing, NodeSet};
-use nodemaint_runtime::drift::{self, DriftKind, LegacyFix, NodeDrift, RECONCILE_ASSERTER};
+use nodemaint_runtime::drift::{self, DriftKind, NodeDrift};
 use nodemaint_runtime::progress::{NoProgress, Progress};
-use nodemaint_runtime::sql::{now_utc, quote, stmt};
-use sea_orm::{
-    ColumnTrait, ConnectionTrait, DatabaseConnection, DatabaseTransaction, DbBackend, EntityTrait, QueryFilter, Value,
-};
+use nodemaint_runtime::sql::now_utc;
+use sea_orm::{DatabaseConnection, DatabaseTransaction};
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-/// Default `--batch-size` on PostgreSQL and MySQL: the most candidate nodes
-/// one repair transaction locks. Row locks: an API request on one of them
-/// waits for the transaction, the rest of the fleet does not.
-pub const DEFAULT_BATCH_SIZE: i64 = 1000;
-
-/// Default on SQLite, whose write lock is database-wide: every API write
-/// waits for a repair transaction whatever its size, so size buys no
-/// concurrency there, while each commit costs a WAL sync and usually a
-/// checkpoint. Measured on a million nodes with 1 % drift of each kind:
-/// see BENCHMARKS.md. A 10,000-node repair holds the lock about a second.
-pub const SQLITE_DEFAULT_BATCH_SIZE: i64 = 10_000;
-
-/// The default `--batch-size` for `backend`.
-pub fn default_batch_size(backend: DbBackend) -> i64 {
-    match backend {
-        DbBackend::Sqlite => SQLITE_DEFAULT_BATCH_SIZE,
-        _ => DEFAULT_BATCH_SIZE,
-    }
-}
+pub use crate::store::batches::{DEFAULT_BATCH_SIZE, SQLITE_DEFAULT_BATCH_SIZE, default_batch_size};
 
 pub struct ReconcileOptions {
     /// Candidate nodes per repair transaction; `None`: [`default_batch_size`].
@@ -152,39 +129,6 @@ impl Tally {
         if d.kinds.contains(&DriftKind::ClearedWithTypedEntries) && self.typed_on_cleared.len() < 100 {
             self.typed_on_cleared.push(node_label(d));
         }
-    }
-}
-
-/// The note on the event of a legacy entry reconcile creates.
-const BACKFILL_NOTE: &str = "reconciliation: backfilled from nodes.maintenance";
-
-/// The highest entry id (0 with none): entries created after it are newer.
-async fn last_entry_id(txn: &DatabaseTransaction) -> Result<i64> {
-    let backend = txn.get_database_backend();
-    let row = txn.query_one_raw(stmt(backend, "SELECT COALESCE(MAX(id), 0) FROM node_maintenance", vec![])).await?;
-    let id = match row {
-        Some(row) => row.try_get_by_index::<i64>(0).or_else(|_| row.try_get_by_index::<i32>(0).map(i64::from))?,
-        None => 0,
-    };
-    Ok(id)
-}
-
-fn reconciler() -> Caller {
-    Caller::system(RECONCILE_ASSERTER, &["admin"])
-}
-
-fn note(kind: DriftKind, pinned: bool) -> &'static str {
-    match kind {
-        DriftKind::ClearedWithLegacyEntries => {
-            "reconciliation: maintenance was cleared by a service of the pinned release"
-        }
-        DriftKind::ClearedWithTypedEntries if pinned => {
-            "reconciliation while the release is pinned: the boolean is canonical"
-        }
-        DriftKind::DuplicateSingletons => "reconciliation: duplicate entry of a one-per-node type; the oldest is kept",
-        DriftKind::OrphanedEntries => "reconciliation: the entry's node no longer exists",
-        DriftKind::ReasonChanged => "reconciliation: the reason was changed by a service of the pinned release",
-        _ => "reconciliation",
     }
 }
 
@@ -312,116 +256,13 @@ async fn repair_nodes(
 /// Locks `ids` in `txn`, classifies them under the lock and repairs them.
 async fn repair_chunk(txn: &DatabaseTransaction, ids: &[i32], pinned: bool) -> Result<Vec<NodeDrift>> {
     let started = std::time::Instant::now();
-    nodes::lock(txn, nodes::Locking::Ids(ids)).await?;
+    batches::lock(txn, ids.iter().copied()).await?;
     let drifts = drift::scan(txn, ids, pinned).await?;
     tracing::trace!(elapsed_ms = started.elapsed().as_millis() as u64, "locked and re-detected");
     if drifts.is_empty() {
         return Ok(drifts);
     }
-    let actor = reconciler();
-    let now = now_utc();
-    let pick = |f: &dyn Fn(&NodeDrift) -> bool| drifts.iter().filter(|d| f(d)).map(|d| d.node_id).collect::<Vec<i32>>();
-
-    // Missing legacy entries: the backfill's own SQL, then their events.
-    let empty = pick(&|d| d.create_legacy_for_empty);
-    let create = pick(&|d| d.legacy_takes_column == Some(LegacyFix::Create));
-    if !empty.is_empty() || !create.is_empty() {
-        let before = last_entry_id(txn).await?;
-        for (ids, missing) in [(&empty, Missing::AnyEntry), (&create, Missing::Legacy)] {
-            if !ids.is_empty() {
-                backfill::backfill_nodes(txn, NodeSet::Ids(ids), missing, RECONCILE_ASSERTER, now, false).await?;
-            }
-        }
-        let backend = txn.get_database_backend();
-        let nodes: Vec<i32> = empty.iter().chain(&create).copied().collect();
-        let marks = vec!["?"; nodes.len()].join(", ");
-        let mut values: Vec<Value> = vec![before.into(), RECONCILE_ASSERTER.into()];
-        values.extend(nodes.iter().map(|id| Value::from(*id)));
-        let created = format!(
-            "m.id > ? AND m.asserted_by = ? AND m.node_id IN ({marks}) AND m.{} = '{}'",
-            quote(backend, "type"),
-            backfill::LEGACY
-        );
-        let note = Some(BACKFILL_NOTE);
-        history::record_for_entries(txn, EventKind::Asserted, &actor, note, now, &created, values).await?;
-    }
-
-    tracing::trace!(elapsed_ms = started.elapsed().as_millis() as u64, "legacy entries created");
-    let mut events: Vec<MaintenanceEvent> = Vec::new();
-    // The legacy entry takes the column's text.
-    let updates: Vec<i32> = drifts
-        .iter()
-        .filter_map(|d| match d.legacy_takes_column {
-            Some(LegacyFix::Update(id)) => Some(id),
-            _ => None,
-        })
-        .collect();
-    if !updates.is_empty() {
-        let backend = txn.get_database_backend();
-        let marks = vec!["?"; updates.len()].join(", ");
-        let mut values: Vec<Value> = vec![now.into()];
-        values.extend(updates.iter().map(|id| Value::from(*id)));
-        txn.execute_raw(stmt(
-            backend,
-            &format!(
-                "UPDATE node_maintenance SET reason = (SELECT n.maintenance_reason FROM nodes n \
-                 WHERE n.id = node_maintenance.node_id), updated_at = ? WHERE id IN ({marks})"
-            ),
-            values,
-        ))
-        .await?;
-        let updated =
-            node_maintenance::Entity::find().filter(node_maintenance::Column::Id.is_in(updates)).all(txn).await?;
-        for entry in &updated {
-            events.push(MaintenanceEvent::new(
-                EventKind::Updated,
-                entry,
-                &actor,
-                Some(note(DriftKind::ReasonChanged, pinned)),
-                now,
-            ));
-        }
-    }
-
-    // Releases, each recorded with the entry's full data.
-    let releases: Vec<&(node_maintenance::Model, DriftKind)> = drifts.iter().flat_map(|d| d.release.iter()).collect();
-    let mut orphaned: Vec<node_history::ActiveModel> = Vec::new();
-    for (entry, kind) in &releases {
-        let event = MaintenanceEvent::new(EventKind::Released, entry, &actor, Some(note(*kind, pinned)), now);
-        if *kind == DriftKind::OrphanedEntries {
-            // The node is gone, so the event cannot point at it: a history
-            // row only, node_id NULL, its text naming the node id (a typed
-            // row belongs to a node, and nobody reads a gone node's events).
-            let (mut row, _) = history::event_rows(&event);
-            row.event = sea_orm::ActiveValue::Set(Some(format!("{} [node id {}]", event.text(), entry.node_id)));
-            row.node_id = sea_orm::ActiveValue::Set(None);
-            orphaned.push(row);
-        } else {
-            events.push(event);
-        }
-    }
-    tracing::trace!(elapsed_ms = started.elapsed().as_millis() as u64, "reasons updated");
-    history::record_all(txn, &events).await?;
-    if !orphaned.is_empty() {
-        node_history::Entity::insert_many(orphaned).exec(txn).await?;
-    }
-    tracing::trace!(elapsed_ms = started.elapsed().as_millis() as u64, "history written");
-    if !releases.is_empty() {
-        let ids: Vec<i32> = releases.iter().map(|(e, _)| e.id).collect();
-        node_maintenance::Entity::delete_many().filter(node_maintenance::Column::Id.is_in(ids)).exec(txn).await?;
-    }
-
-    tracing::trace!(elapsed_ms = started.elapsed().as_millis() as u64, "entries released");
-    // The boolean and the reason column, re-synthesised from what remains.
-    // Not for missing nodes (no row), nor nodes that only got their legacy
-    // entry (the backfill copied the column they already hold).
-    let touched: Vec<i32> = pick(&|d| {
-        let only_created = d.create_legacy_for_empty && d.kinds.len() == 1;
-        !(d.is_orphan() || only_created)
-    });
-    if !touched.is_empty() {
-        invariant::resync(txn, &touched, now).await?;
-    }
-    tracing::trace!(elapsed_ms = started.elapsed().as_millis() as u64, "nodes synced");
+    batches::apply(txn, &batch::repair(&drifts, pinned, now_utc())).await?;
+    tracing::trace!(elapsed_ms = started.elapsed().as_millis() as u64, "repaired");
     Ok(drifts)
 }

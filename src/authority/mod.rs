@@ -10,8 +10,10 @@
 //! - [`event`]: maintenance events as values, and their history text;
 //! - [`entry`]: the entry object and the limits on what callers send;
 //! - [`window`]: maintenance windows' times, overlaps and extensions;
-//! - [`plan`]: every change as a value, decided from what the node holds.
+//! - [`plan`]: every change as a value, decided from what the node holds;
+//! - [`batch`]: the set writers' changes (tick, reconcile) as values.
 
+pub mod batch;
 pub mod caller;
 pub mod entry;
 pub mod event;

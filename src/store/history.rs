@@ -52,11 +52,14 @@ pub async fn record_event<C: ConnectionTrait>(db: &C, event: &MaintenanceEvent) 
 }
 
 /// Writes a set of events: two multi-row inserts.
-pub async fn record_all<C: ConnectionTrait>(db: &C, events: &[MaintenanceEvent]) -> Result<(), DbErr> {
+pub async fn record_all<C: ConnectionTrait>(
+    db: &C,
+    events: &[impl std::borrow::Borrow<MaintenanceEvent>],
+) -> Result<(), DbErr> {
     if events.is_empty() {
         return Ok(());
     }
-    let (history, typed): (Vec<_>, Vec<_>) = events.iter().map(event_rows).unzip();
+    let (history, typed): (Vec<_>, Vec<_>) = events.iter().map(|e| event_rows(e.borrow())).unzip();
     node_history::Entity::insert_many(history).exec(db).await?;
     node_maintenance_event::Entity::insert_many(typed).exec(db).await?;
     Ok(())

@@ -7,7 +7,9 @@
 //! (`statements`).
 
 pub(crate) mod apply;
+pub(crate) mod batches;
 pub mod db;
+pub(crate) mod due;
 pub mod history;
 pub(crate) mod invariant;
 pub mod locks;
