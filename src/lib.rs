@@ -10,8 +10,8 @@
 //! The folders say what kind of code is where: [`authority`] is the pure
 //! authority model (scope derivation, release floors, policy, masking, entry
 //! validation); [`store`] sends SQL (connections, the transaction runner,
-//! the node lookup and lock, history); the operations sit above them
-//! ([`maintenance`] with its windows, [`reconcile`] after the release pin
+//! the node lookup and lock, history); the operations sit above them in
+//! [`ops`] ([`maintenance`] with its windows, [`reconcile`] after the release pin
 //! lifts, [`tick`] that starts and ends windows, [`schema`] for upgrades
 //! under a lock). [`admin`] is what the `node` and `fleet seed`
 //! commands do: write the legacy columns as an old service would (to make
@@ -27,11 +27,10 @@ pub mod admin;
 pub mod authority;
 pub mod config;
 pub mod error;
-pub mod maintenance;
-pub mod reconcile;
-pub mod schema;
+pub mod ops;
 pub mod store;
-pub mod tick;
+
+pub use ops::{maintenance, reconcile, schema, tick};
 
 // What an API service needs, at the root.
 pub use authority::caller::Caller;

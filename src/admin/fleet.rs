@@ -5,15 +5,10 @@
 //! `LK_OP|HW_ERR: …`, plain text, or none).
 
 use crate::error::{Error, Result};
+use crate::store::legacy::{self, SeedNode};
 use nodemaint_runtime::progress::Progress;
-use nodemaint_runtime::sql::{now_utc, stmt};
-use sea_orm::{ConnectionTrait, DatabaseConnection, TransactionTrait, Value};
+use sea_orm::DatabaseConnection;
 use serde::Serialize;
-
-/// Values per row and rows per statement: 7 × 4,000 stays under SQLite's
-/// 32,766 bound parameters (and PostgreSQL's and MySQL's 65,535).
-const COLUMNS: usize = 7;
-const ROWS_PER_STATEMENT: usize = 4_000;
 
 #[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct SeedReport {
@@ -79,67 +74,28 @@ pub async fn seed(
     if !(0.0..=1.0).contains(&fraction) {
         return Err(Error::BadRequest(format!("--maintained-fraction {fraction} is not between 0 and 1")));
     }
-    let backend = db.get_database_backend();
-    let txn = db.begin().await?;
-    let offset: i64 = txn
-        .query_one_raw(stmt(backend, "SELECT COUNT(*) FROM nodes", vec![]))
-        .await?
-        .map(|row| row.try_get_by_index::<i64>(0))
-        .transpose()?
-        .unwrap_or(0);
     let mut rng = Rng::new(seed);
-    let now = now_utc();
     let mut report = SeedReport { created: 0, maintained: 0, first_name: None, last_name: None };
-    progress.begin("seeding nodes", count);
-    let mut done = 0u64;
-    while done < count {
-        let rows = (count - done).min(ROWS_PER_STATEMENT as u64) as usize;
-        let mut values: Vec<Value> = Vec::with_capacity(rows * COLUMNS);
-        for i in 0..rows {
-            let n = offset as u64 + done + i as u64 + 1;
-            let name = format!("node-{n:07}");
-            let maintained = rng.unit() < fraction;
-            let reason = if maintained { legacy_reason(&mut rng) } else { None };
-            let owner = project_id(rng.below(20));
-            let lessee = (rng.below(10) < 3).then(|| project_id(100 + rng.below(50)));
-            report.maintained += u64::from(maintained);
-            if report.first_name.is_none() {
-                report.first_name = Some(name.clone());
-            }
-            report.last_name = Some(name.clone());
-            values.extend([
-                rng.uuid().into(),
-                name.into(),
-                owner.into(),
-                lessee.into(),
-                maintained.into(),
-                reason.into(),
-                now.into(),
-            ]);
-        }
-        let placeholders = vec!["(?, ?, ?, ?, ?, ?, ?)"; rows].join(", ");
-        txn.execute_raw(stmt(
-            backend,
-            &format!(
-                "INSERT INTO nodes (uuid, name, owner, lessee, maintenance, maintenance_reason, created_at) VALUES {placeholders}"
-            ),
-            values,
-        ))
-        .await
-        .map_err(|e| match e.sql_err() {
-            // The same seed makes the same uuids: the usual cause is a second
-            // seed with the same --seed.
-            Some(sea_orm::SqlErr::UniqueConstraintViolation(m)) => Error::Conflict(format!(
-                "seeding would reuse an existing node uuid or name; pick another --seed than {seed} (the same seed makes the same uuids), or rename the nodes named node-NNNNNNN ({})",
-                crate::error::one_line(&m)
-            )),
-            _ => Error::from(e),
-        })?;
-        done += rows as u64;
-        progress.advance(rows as u64);
-    }
-    txn.commit().await?;
-    progress.finish();
+    let make = |n: u64| {
+        let name = format!("node-{n:07}");
+        let maintenance = rng.unit() < fraction;
+        let reason = if maintenance { legacy_reason(&mut rng) } else { None };
+        let owner = project_id(rng.below(20));
+        let lessee = (rng.below(10) < 3).then(|| project_id(100 + rng.below(50)));
+        report.maintained += u64::from(maintenance);
+        report.first_name.get_or_insert_with(|| name.clone());
+        report.last_name = Some(name.clone());
+        SeedNode { uuid: rng.uuid(), name, owner, lessee, maintenance, reason }
+    };
+    legacy::seed(db, count, make, progress).await.map_err(|e| match e.sql_err() {
+        // The same seed makes the same uuids: the usual cause is a second
+        // seed with the same --seed.
+        Some(sea_orm::SqlErr::UniqueConstraintViolation(m)) => Error::Conflict(format!(
+            "seeding would reuse an existing node uuid or name; pick another --seed than {seed} (the same seed makes the same uuids), or rename the nodes named node-NNNNNNN ({})",
+            crate::error::one_line(&m)
+        )),
+        _ => Error::from(e),
+    })?;
     report.created = count;
     Ok(report)
 }

@@ -7,13 +7,11 @@
 
 use crate::authority::entry::check_reason;
 use crate::error::{Error, Result};
+use crate::store::legacy;
 use crate::store::nodes::find;
-use nodemaint_entity::{node_history, nodes};
+use nodemaint_entity::nodes;
 use nodemaint_runtime::sql::now_utc;
-use sea_orm::{
-    ActiveModelTrait, ActiveValue::Set, ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter, QueryOrder,
-    QuerySelect, TransactionTrait,
-};
+use sea_orm::{ActiveValue::Set, ConnectionTrait};
 
 #[derive(Debug, Clone, Default)]
 pub struct NewNode {
@@ -47,7 +45,7 @@ async fn check_name<C: ConnectionTrait>(db: &C, name: &str, except_id: Option<i3
     if uuid::Uuid::try_parse(name).is_ok() {
         return Err(Error::BadRequest(format!("node name `{name}` looks like a uuid; pick another name")));
     }
-    let taken = nodes::Entity::find().filter(nodes::Column::Name.eq(name)).one(db).await?;
+    let taken = legacy::named(db, name).await?;
     if taken.is_some_and(|n| Some(n.id) != except_id) {
         return Err(Error::Conflict(format!("a node named `{name}` already exists")));
     }
@@ -77,16 +75,12 @@ pub async fn create<C: ConnectionTrait>(db: &C, new: NewNode) -> Result<nodes::M
         created_at: Set(Some(now_utc())),
         ..Default::default()
     };
-    Ok(model.insert(db).await?)
+    Ok(legacy::insert(db, model).await?)
 }
 
 /// At most `limit` nodes in id order, optionally only those in maintenance.
 pub async fn list<C: ConnectionTrait>(db: &C, limit: u64, only_maintained: bool) -> Result<Vec<nodes::Model>> {
-    let mut query = nodes::Entity::find().order_by_asc(nodes::Column::Id).limit(limit);
-    if only_maintained {
-        query = query.filter(nodes::Column::Maintenance.eq(true));
-    }
-    Ok(query.all(db).await?)
+    Ok(legacy::list(db, limit, only_maintained).await?)
 }
 
 /// A change to a node's columns, written as an old service would.
@@ -134,17 +128,11 @@ pub async fn set<C: ConnectionTrait>(db: &C, ident: &str, change: NodeChange) ->
         }
     }
     active.updated_at = Set(Some(now_utc()));
-    Ok(active.update(db).await?)
+    Ok(legacy::update(db, active).await?)
 }
 
-/// Deletes a node as Ironic's `destroy_node` does: its history first (that
-/// foreign key has no cascade), then the node; its maintenance entries go
-/// with it through `ON DELETE CASCADE`. One transaction.
+/// Deletes a node as Ironic's `destroy_node` does: its history, then the
+/// node (its maintenance entries go with it), in one transaction.
 pub async fn delete(db: &sea_orm::DatabaseConnection, ident: &str) -> Result<nodes::Model> {
-    let txn = db.begin().await?;
-    let node = find(&txn, ident).await?;
-    node_history::Entity::delete_many().filter(node_history::Column::NodeId.eq(node.id)).exec(&txn).await?;
-    nodes::Entity::delete_by_id(node.id).exec(&txn).await?;
-    txn.commit().await?;
-    Ok(node)
+    legacy::delete(db, ident).await
 }

@@ -11,7 +11,7 @@
 use axum::extract::State;
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use sea_orm::{ConnectionTrait, DatabaseConnection};
+use sea_orm::DatabaseConnection;
 use std::time::{Duration, Instant};
 use tokio::sync::Mutex;
 
@@ -40,10 +40,9 @@ impl Health {
             return result.clone();
         }
         // The answer says what kind of failure; the driver's words go to the log.
-        let result = match tokio::time::timeout(PROBE_TIMEOUT, self.db.execute_unprepared("SELECT 1")).await {
+        let result = match tokio::time::timeout(PROBE_TIMEOUT, nodemaint::db::ping(&self.db)).await {
             Ok(Ok(_)) => Ok(()),
             Ok(Err(e)) => {
-                let e = nodemaint::Error::from(e);
                 tracing::warn!("healthcheck: {e}");
                 Err(match e {
                     nodemaint::Error::Unreachable(_) => "database unavailable: no connection could be made",

@@ -281,6 +281,12 @@ impl Default for PoolOptions {
 /// How long the first, direct connection may take (see `probe_server`).
 pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 
+/// One round trip that proves the database answers (the health check's probe).
+pub async fn ping(db: &DatabaseConnection) -> Result<()> {
+    db.execute_unprepared("SELECT 1").await?;
+    Ok(())
+}
+
 /// Opens a pool on `url` (already normalized) and checks it answers.
 /// SQLite files are created if missing, in WAL mode with a long busy timeout.
 pub async fn connect(url: &str) -> Result<DatabaseConnection> {

@@ -1,7 +1,7 @@
 //! Nodes as the operations read them: the one lookup by uuid or name
 //! ([`find`]), the one node lock (`lock`, one node or a set), and the
 //! node as the API shows it ([`NodeView`]). Writes of the legacy columns as
-//! an old service makes them are `crate::admin::legacy_nodes`.
+//! an old service makes them are `legacy`.
 
 use crate::error::{Error, Result};
 use crate::store::statements;

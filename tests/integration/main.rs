@@ -16,6 +16,7 @@ mod galera;
 mod ironic_conf;
 mod ironic_wire;
 mod keystone;
+mod layout;
 mod maintenance_cli;
 mod outage;
 mod own_postgres;

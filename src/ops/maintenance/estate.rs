@@ -12,16 +12,11 @@ use crate::authority::masking;
 use crate::authority::policy::{self, Policy, defaults as rules};
 use crate::authority::scope::derive_scope;
 use crate::error::{Error, Result};
+use crate::store::estate::{self as store_estate, Page};
 use crate::store::history;
 use chrono::NaiveDateTime;
 use nodemaint_entity::vocab::iso8601;
-use nodemaint_entity::{
-    Scope, node_history, node_maintenance, node_maintenance_event, node_maintenance_schedule as schedule, nodes,
-};
-use sea_orm::{
-    ColumnTrait, Condition, ConnectionTrait, DbErr, EntityTrait, Iterable, JoinType, QueryFilter, QueryOrder,
-    QueryResult, QuerySelect, QueryTrait, RelationTrait, Select,
-};
+use nodemaint_entity::{Scope, node_maintenance_event, nodes};
 
 /// Which windows the estate listing returns.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -95,14 +90,9 @@ struct Viewer<'a> {
 }
 
 impl Viewer<'_> {
-    /// The nodes' filter: all of them, or those the caller's project owns or leases.
-    fn nodes(&self) -> Condition {
-        match &self.project {
-            None => Condition::all(),
-            Some(p) => {
-                Condition::any().add(nodes::Column::Owner.eq(p.clone())).add(nodes::Column::Lessee.eq(p.clone()))
-            }
-        }
+    /// A page of a part, on the nodes this viewer's project may see.
+    fn page(&self, after: i32, limit: u64) -> Page<'_> {
+        Page { after, limit, project: self.project.as_deref() }
     }
 
     /// The caller's scope on `node`, when it may read the node's maintenance.
@@ -184,16 +174,7 @@ impl Maintenance {
     }
 
     async fn active_windows(&self, viewer: &Viewer<'_>, after: i32, limit: u64) -> Result<Read> {
-        use node_maintenance::Column as C;
-        let select = node_maintenance::Entity::find()
-            .select_only()
-            .columns(C::iter())
-            .join(JoinType::InnerJoin, node_maintenance::Relation::Node.def())
-            .filter(C::EndsAt.is_not_null())
-            .filter(C::Id.gt(after));
-        let found = self
-            .with_nodes(viewer, select, C::iter().count(), C::Id, limit, node_maintenance::Model::from_row_at)
-            .await?;
+        let found = store_estate::active(&self.db, viewer.page(after, limit)).await?;
         let (last, full) = (found.last().map(|(e, _)| e.id), found.len() as u64 == limit);
         let rows = found
             .into_iter()
@@ -207,14 +188,7 @@ impl Maintenance {
     }
 
     async fn scheduled_windows(&self, viewer: &Viewer<'_>, after: i32, limit: u64) -> Result<Read> {
-        use schedule::Column as C;
-        let select = schedule::Entity::find()
-            .select_only()
-            .columns(C::iter())
-            .join(JoinType::InnerJoin, schedule::Relation::Node.def())
-            .filter(C::Id.gt(after));
-        let found =
-            self.with_nodes(viewer, select, C::iter().count(), C::Id, limit, schedule::Model::from_row_at).await?;
+        let found = store_estate::scheduled(&self.db, viewer.page(after, limit)).await?;
         let (last, full) = (found.last().map(|(w, _)| w.id), found.len() as u64 == limit);
         let rows = found
             .into_iter()
@@ -227,30 +201,6 @@ impl Maintenance {
         Ok(Read { rows, last, full })
     }
 
-    /// Up to `limit` rows of `select` (its own columns, joined to `nodes`)
-    /// that the viewer's project may see, in `id` order, each with its node:
-    /// the node's columns follow the row's `width` columns, and both are
-    /// read by position (the entity crate's `from_row_at!` says why).
-    async fn with_nodes<E: EntityTrait, M>(
-        &self,
-        viewer: &Viewer<'_>,
-        select: Select<E>,
-        width: usize,
-        id: E::Column,
-        limit: u64,
-        model_at: fn(&QueryResult, usize) -> std::result::Result<M, DbErr>,
-    ) -> Result<Vec<(M, nodes::Model)>> {
-        let statement = select
-            .columns(nodes::Column::iter())
-            .filter(viewer.nodes())
-            .order_by_asc(id)
-            .limit(limit)
-            .build(self.db.get_database_backend());
-        let found = self.db.query_all_raw(statement).await?;
-        let decoded = found.iter().map(|r| Ok((model_at(r, 0)?, nodes::Model::from_row_at(r, width)?)));
-        decoded.collect::<std::result::Result<_, DbErr>>().map_err(Into::into)
-    }
-
     /// A window ended when it expired, was cancelled, or was released with
     /// an end set: read from the typed events (never from the text), whose
     /// history row still exists (Ironic's retention of history holds here).
@@ -261,39 +211,10 @@ impl Maintenance {
         limit: u64,
         since: Option<NaiveDateTime>,
     ) -> Result<Read> {
-        use node_maintenance_event::Column as C;
-        let (expired, cancelled, released) =
-            (EventKind::Expired.as_str(), EventKind::Cancelled.as_str(), EventKind::Released.as_str());
-        let ended = Condition::any()
-            .add(C::Kind.is_in([expired, cancelled]))
-            .add(Condition::all().add(C::Kind.eq(released)).add(C::EndsAt.is_not_null()));
-        let mut select = node_maintenance_event::Entity::find()
-            .select_only()
-            .columns(C::iter())
-            .join(JoinType::InnerJoin, node_maintenance_event::Relation::Node.def())
-            .join(JoinType::InnerJoin, node_maintenance_event::Relation::History.def())
-            .filter(ended)
-            .filter(C::Id.gt(after));
-        if let Some(since) = since {
-            select = select.filter(C::CreatedAt.gte(since));
-        }
-        let width = C::iter().count();
-        let statement = select
-            .columns(nodes::Column::iter())
-            .column(node_history::Column::Event)
-            .filter(viewer.nodes())
-            .order_by_asc(C::Id)
-            .limit(limit)
-            .build(self.db.get_database_backend());
-        let found = self.db.query_all_raw(statement).await?;
-        let node_width = nodes::Column::iter().count();
-        let decoded = found.iter().map(|r| {
-            let event = node_maintenance_event::Model::from_row_at(r, 0)?;
-            let node = nodes::Model::from_row_at(r, width)?;
-            let text: Option<String> = r.try_get_by_index(width + node_width)?;
-            Ok((event, node, text))
-        });
-        let found: Vec<_> = decoded.collect::<std::result::Result<_, DbErr>>()?;
+        let kinds = [EventKind::Expired.as_str(), EventKind::Cancelled.as_str()];
+        let found =
+            store_estate::ended(&self.db, viewer.page(after, limit), &kinds, EventKind::Released.as_str(), since)
+                .await?;
         let (last, full) = (found.last().map(|(e, _, _)| e.id), found.len() as u64 == limit);
         let rows = found
             .into_iter()

@@ -4,12 +4,13 @@
 use crate::error::{Error, Result};
 use crate::store::db::redact;
 use crate::store::locks::{self, Lock, LockWait};
+use crate::store::migrations::{self as migrations_store, Rows, count};
 use chrono::{DateTime, Utc};
 use nodemaint_migration::backfill::{self, BackfillContext, BackfillOptions};
 use nodemaint_migration::{EVENT_TABLE, MIGRATION_TABLE, MigrationStatus, Migrator, MigratorTrait, SCHEDULE_TABLE};
 use nodemaint_runtime::probe::{self, DatabaseKind};
 use nodemaint_runtime::progress::{NoProgress, Progress};
-use sea_orm::{ConnectionTrait, DatabaseConnection, Statement};
+use sea_orm::DatabaseConnection;
 use serde::Serialize;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
@@ -134,21 +135,10 @@ pub fn all_pending() -> Vec<MigrationRow> {
 /// Every migration, applied or pending. Read-only: creates nothing.
 pub async fn status(db: &DatabaseConnection) -> Result<Vec<MigrationRow>> {
     let migrations = Migrator::get_migration_with_status_read_only(db).await?;
-    let backend = db.get_database_backend();
-    let mut applied_at = std::collections::HashMap::new();
-    if probe::tables(db).await?.iter().any(|t| t == MIGRATION_TABLE) {
-        let rows = db
-            .query_all_raw(Statement::from_string(
-                backend,
-                format!("SELECT version, applied_at FROM {MIGRATION_TABLE}"),
-            ))
-            .await?;
-        for row in rows {
-            let version: String = row.try_get_by_index(0)?;
-            let at: i64 = row.try_get_by_index(1)?;
-            applied_at.insert(version, DateTime::<Utc>::from_timestamp(at, 0));
-        }
-    }
+    let applied_at = match probe::tables(db).await?.iter().any(|t| t == MIGRATION_TABLE) {
+        true => migrations_store::applied_at(db).await?,
+        false => Default::default(),
+    };
     Ok(migrations
         .iter()
         .map(|m| MigrationRow {
@@ -175,18 +165,29 @@ impl std::fmt::Display for Removal {
     }
 }
 
-async fn row_count(db: &DatabaseConnection, table: &str, filter: &str) -> Result<u64> {
-    let row = db
-        .query_one_raw(Statement::from_string(
-            db.get_database_backend(),
-            format!("SELECT COUNT(*) FROM {table}{filter}"),
-        ))
-        .await?;
-    let n = match row {
-        Some(row) => row.try_get_by_index::<i64>(0).or_else(|_| row.try_get_by_index::<i32>(0).map(i64::from))?,
-        None => 0,
-    };
-    Ok(n.max(0) as u64)
+/// nodemaint's migrations, by id: what rolling each back removes is
+/// decided by its exact id (recorded in the migrations table, fixed
+/// forever), never by a word the id shares with another.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Step {
+    Baseline,
+    CreateEntries,
+    Backfill,
+    Windows,
+    Events,
+}
+
+impl Step {
+    fn of(id: &str) -> Option<Step> {
+        Some(match id {
+            "m20261201_000001_baseline" => Step::Baseline,
+            "m20261201_000002_create_node_maintenance" => Step::CreateEntries,
+            "m20261201_000003_backfill_legacy_entries" => Step::Backfill,
+            "m20261205_000004_maintenance_windows" => Step::Windows,
+            "m20261206_000005_maintenance_events" => Step::Events,
+            _ => return None,
+        })
+    }
 }
 
 /// What rolling back the last `steps` applied migrations would remove,
@@ -203,32 +204,39 @@ pub async fn downgrade_plan(db: &DatabaseConnection, url: &str, steps: u32) -> R
     let mut plan = Vec::new();
     for migration in applied.iter().rev().take(steps as usize) {
         let removal = |what: String, rows: u64| Removal { migration: migration.clone(), what, rows };
-        // Matched by the migration's id: a later migration whose name shares
-        // a word with an older one must not inherit its plan.
-        let name = migration.as_str();
-        if name == "m20261201_000003_backfill_legacy_entries" && tables.iter().any(|t| t == "node_maintenance") {
-            let ty = nodemaint_runtime::sql::quote(db.get_database_backend(), "type");
-            let filter = format!(" WHERE {ty} = 'legacy' AND asserted_by = '{}'", backfill::MIGRATION_ASSERTER);
-            let rows = row_count(db, "node_maintenance", &filter).await?;
-            plan.push(removal("delete the backfilled legacy entries from node_maintenance".into(), rows));
-        } else if name == "m20261206_000005_maintenance_events" && tables.iter().any(|t| t == EVENT_TABLE) {
-            let what = format!("drop table {EVENT_TABLE} (typed events; their history texts stay)");
-            plan.push(removal(what, row_count(db, EVENT_TABLE, "").await?));
-        } else if name == "m20261205_000004_maintenance_windows" && tables.iter().any(|t| t == SCHEDULE_TABLE) {
-            plan.push(removal(format!("drop table {SCHEDULE_TABLE}"), row_count(db, SCHEDULE_TABLE, "").await?));
-            let windows = row_count(db, "node_maintenance", " WHERE ends_at IS NOT NULL").await?;
-            plan.push(removal("drop column node_maintenance.ends_at: active windows lose their end".into(), windows));
-        } else if name == "m20261201_000002_create_node_maintenance" {
-            plan.push(removal("drop table node_maintenance".into(), row_count(db, "node_maintenance", "").await?));
-        } else if name == "m20261201_000001_baseline"
-            && tables.iter().any(|t| t == nodemaint_migration::BASELINE_MARKER)
-        {
-            let created = nodemaint_migration::baseline_created_tables(db).await?;
-            for table in nodemaint_migration::BASELINE_DROPS {
-                if created.iter().any(|t| t == table) {
-                    plan.push(removal(format!("drop table {table}"), row_count(db, table, "").await?));
+        let has = |table: &str| tables.iter().any(|t| t == table);
+        match Step::of(migration) {
+            Some(Step::Backfill) if has("node_maintenance") => {
+                let rows = count(db, "node_maintenance", Rows::Backfilled).await?;
+                plan.push(removal("delete the backfilled legacy entries from node_maintenance".into(), rows));
+            }
+            Some(Step::Events) if has(EVENT_TABLE) => {
+                let what = format!("drop table {EVENT_TABLE} (typed events; their history texts stay)");
+                plan.push(removal(what, count(db, EVENT_TABLE, Rows::All).await?));
+            }
+            Some(Step::Windows) if has(SCHEDULE_TABLE) => {
+                plan.push(removal(format!("drop table {SCHEDULE_TABLE}"), count(db, SCHEDULE_TABLE, Rows::All).await?));
+                let windows = count(db, "node_maintenance", Rows::Windows).await?;
+                plan.push(removal(
+                    "drop column node_maintenance.ends_at: active windows lose their end".into(),
+                    windows,
+                ));
+            }
+            Some(Step::CreateEntries) => {
+                plan.push(removal(
+                    "drop table node_maintenance".into(),
+                    count(db, "node_maintenance", Rows::All).await?,
+                ));
+            }
+            Some(Step::Baseline) if has(nodemaint_migration::BASELINE_MARKER) => {
+                let created = nodemaint_migration::baseline_created_tables(db).await?;
+                for table in nodemaint_migration::BASELINE_DROPS {
+                    if created.iter().any(|t| t == table) {
+                        plan.push(removal(format!("drop table {table}"), count(db, table, Rows::All).await?));
+                    }
                 }
             }
+            _ => {}
         }
     }
     Ok(plan)
