@@ -1,10 +1,13 @@
-//! Everything that sends SQL for the operations above it: connections
-//! ([`db`]), the one transaction runner ([`transaction`]), the one node
-//! lookup and lock ([`nodes`], also the legacy node writes an old service
-//! makes), the invariant write (`invariant`: boolean, reason, fault), history
-//! events ([`history`]), windows' rows (`schedule`), nodemaint's own locks
-//! ([`locks`]) and the statements every API operation sends, rendered once
-//! (`statements`).
+//! Everything in the root crate that sends SQL: connections ([`db`]), the
+//! one transaction runner ([`transaction`]), the one node lookup and lock
+//! ([`nodes`]), the two appliers (`apply`: one node's plan; `batches`: a
+//! set's plan, its lock order and batch size), the invariant write
+//! (`invariant`: boolean, reason, fault), history events ([`history`]),
+//! windows' rows (`schedule`), the tick's reads (`due`), the estate
+//! listing's pages (`estate`), schema's migration reads (`migrations`), an
+//! old service's node writes and fleet seeding (`legacy`), nodemaint's own
+//! locks ([`locks`]) and the statements every API operation sends, rendered
+//! once (`statements`).
 
 pub(crate) mod apply;
 pub(crate) mod batches;
