@@ -17,11 +17,9 @@ use nodemaint::Caller;
 use nodemaint::config::KeystoneSection;
 use nodemaint::{Error, Result};
 use serde_json::{Value, json};
-use std::collections::{HashMap, VecDeque};
-use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-/// Most validated tokens kept; past it the oldest goes first.
+/// Most validated tokens kept; past it the least used go first.
 pub const CACHE_ENTRIES: usize = 10_000;
 
 /// Why a request was refused.
@@ -41,38 +39,31 @@ enum Credentials {
 }
 
 /// Tokens Keystone answered for: the caller (`None`: Keystone refused the
-/// token) and until when the answer holds.
-#[derive(Default)]
-struct Cache {
-    entries: HashMap<String, (Option<Caller>, Instant)>,
-    order: VecDeque<String>,
+/// token) and until when the answer holds. Bounded by the crate's
+/// eviction; an answer past its time is dropped when next asked for.
+struct Cache(quick_cache::sync::Cache<String, (Option<Caller>, Instant)>);
+
+impl Default for Cache {
+    fn default() -> Self {
+        Cache(quick_cache::sync::Cache::new(CACHE_ENTRIES))
+    }
 }
 
 impl Cache {
     /// `Some(answer)` while a remembered answer holds.
-    fn get(&mut self, token: &str, now: Instant) -> Option<Option<Caller>> {
-        match self.entries.get(token) {
-            Some((caller, until)) if *until > now => Some(caller.clone()),
+    fn get(&self, token: &str, now: Instant) -> Option<Option<Caller>> {
+        match self.0.get(token) {
+            Some((caller, until)) if until > now => Some(caller),
             Some(_) => {
-                self.entries.remove(token);
+                self.0.remove(token);
                 None
             }
             None => None,
         }
     }
 
-    fn put(&mut self, token: &str, caller: Option<Caller>, until: Instant) {
-        while self.entries.len() >= CACHE_ENTRIES {
-            let Some(oldest) = self.order.pop_front() else { break };
-            self.entries.remove(&oldest);
-        }
-        if self.entries.insert(token.to_owned(), (caller, until)).is_none() {
-            self.order.push_back(token.to_owned());
-        }
-        // `order` may name tokens already expired and removed; keep it bounded too.
-        if self.order.len() > 2 * CACHE_ENTRIES {
-            self.order.retain(|t| self.entries.contains_key(t));
-        }
+    fn put(&self, token: &str, caller: Option<Caller>, until: Instant) {
+        self.0.insert(token.to_owned(), (caller, until));
     }
 }
 
@@ -86,7 +77,7 @@ pub struct Keystone {
     credentials: Credentials,
     /// The service's own token and when to get a new one.
     service_token: tokio::sync::Mutex<Option<(String, Instant)>>,
-    cache: Mutex<Cache>,
+    cache: Cache,
     ttl: Duration,
 }
 
@@ -155,7 +146,7 @@ impl Keystone {
             challenge: format!("Keystone uri=\"{uri}\""),
             credentials,
             service_token: tokio::sync::Mutex::new(None),
-            cache: Mutex::new(Cache::default()),
+            cache: Cache::default(),
             ttl: Duration::from_secs(section.token_cache_time),
         })
     }
@@ -171,7 +162,7 @@ impl Keystone {
             return Err(Refused::Unauthenticated("The request you have made requires authentication.".into()));
         };
         let now = Instant::now();
-        match self.cache.lock().unwrap_or_else(|e| e.into_inner()).get(token, now) {
+        match self.cache.get(token, now) {
             Some(Some(caller)) => return Ok(caller),
             Some(None) => return Err(refused()),
             None => {}
@@ -182,7 +173,7 @@ impl Keystone {
             // Keystone not answering is not an answer about the token.
             Err(unavailable) => return Err(unavailable),
         };
-        self.cache.lock().unwrap_or_else(|e| e.into_inner()).put(token, answer.as_ref().ok().cloned(), until);
+        self.cache.put(token, answer.as_ref().ok().cloned(), until);
         answer
     }
 
@@ -349,7 +340,7 @@ mod tests {
 
     #[test]
     fn the_cache_keeps_tokens_until_their_time_and_stays_bounded() {
-        let mut cache = Cache::default();
+        let cache = Cache::default();
         let now = Instant::now();
         let caller = Caller::system("u", &["admin"]);
         cache.put("t1", Some(caller.clone()), now + Duration::from_secs(5));
@@ -357,11 +348,13 @@ mod tests {
         assert!(cache.get("t1", now + Duration::from_secs(6)).is_none(), "expired");
         cache.put("bad", None, now + Duration::from_secs(5));
         assert_eq!(cache.get("bad", now).map(|c| c.is_none()), Some(true), "a refused token is remembered as refused");
-        for i in 0..CACHE_ENTRIES + 10 {
+        let last = 3 * CACHE_ENTRIES;
+        for i in 0..=last {
             cache.put(&format!("t{i}"), Some(caller.clone()), now + Duration::from_secs(60));
         }
-        assert_eq!(cache.entries.len(), CACHE_ENTRIES);
-        assert!(cache.get("t0", now).is_none() && cache.get(&format!("t{}", CACHE_ENTRIES + 9), now).is_some());
+        assert!(cache.0.len() <= CACHE_ENTRIES, "bounded: {} entries", cache.0.len());
+        assert!(cache.0.len() > CACHE_ENTRIES / 2, "and still caching: {} entries", cache.0.len());
+        assert!(cache.get(&format!("t{last}"), now).is_some(), "the newest answer is kept");
     }
 
     #[test]

@@ -243,7 +243,10 @@ async fn identify(State(state): State<AppState>, mut request: Request, next: Nex
 /// Reads the whole request body before the handler runs, within
 /// `body_timeout` and [`MAX_BODY_BYTES`], so a slow or oversized body gets
 /// Ironic's error body (408, 413) instead of holding a worker or a text/plain
-/// answer from the framework.
+/// answer from the framework. Hand-written over tower-http's limit and
+/// timeout layers because those answer in text/plain mid-handler (after
+/// Ironic would have answered) and would need a mapping layer as long as
+/// this; the limit itself is axum's.
 async fn read_body(State(state): State<AppState>, request: Request, next: Next) -> Response {
     use axum::extract::FromRequest;
     let (parts, body) = request.into_parts();
@@ -283,6 +286,8 @@ fn too_large() -> ApiError {
 }
 
 /// One line per request on stderr: method, path, status, latency, request id.
+/// Not tower-http's trace layer: that one logs nothing for a request the
+/// client abandoned, and it is the line operators look for in an outage.
 /// A request whose client went away before the answer is logged too, with
 /// status 499 (nginx's "client closed request"): the server drops its
 /// future, and the line is written from the drop.

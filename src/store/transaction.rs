@@ -55,12 +55,9 @@ impl RetryPolicy {
     }
 }
 
-/// A number in [0, 1): std's per-process random hash keys, fed the clock.
+/// A number in [0, 1) from the thread's random generator.
 fn jitter() -> f64 {
-    let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
-    hasher
-        .write_u128(std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default().as_nanos());
-    (hasher.finish() >> 11) as f64 / (1u64 << 53) as f64
+    rand::random::<f64>()
 }
 
 static RETRIES: AtomicU64 = AtomicU64::new(0);
