@@ -16,7 +16,6 @@
 use crate::error::{DbFailure, Error, Result};
 use sea_orm::{DatabaseConnection, DatabaseTransaction, TransactionTrait};
 use std::future::Future;
-use std::hash::{BuildHasher, Hasher};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
