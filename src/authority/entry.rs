@@ -4,7 +4,7 @@
 
 use crate::authority::masking::{MASK, is_masked};
 use crate::authority::release::entry_scope;
-use crate::error::{Error, Result};
+use crate::authority::rejected::{Rejected, Result};
 use nodemaint_entity::vocab::iso8601;
 use nodemaint_entity::{EntryType, Scope, node_maintenance, node_maintenance_schedule};
 use serde::Serialize;
@@ -115,14 +115,8 @@ pub fn parse_extra(text: Option<&str>) -> serde_json::Value {
 /// A type the typed API accepts: registered and not reserved.
 pub fn typed_api_type(name: &str) -> Result<&'static EntryType> {
     match EntryType::lookup(name) {
-        None => {
-            let known: Vec<&str> =
-                nodemaint_entity::vocab::REGISTRY.iter().filter(|t| !t.reserved).map(|t| t.name).collect();
-            Err(Error::BadRequest(format!("Unknown maintenance type '{name}'; known types are: {}", known.join(", "))))
-        }
-        Some(t) if t.reserved => Err(Error::BadRequest(format!(
-            "Maintenance type '{name}' is reserved and cannot be added through the typed API"
-        ))),
+        None => Err(Rejected::UnknownType { name: name.to_owned() }),
+        Some(t) if t.reserved => Err(Rejected::ReservedType { name: name.to_owned() }),
         Some(t) => Ok(t),
     }
 }
@@ -132,9 +126,7 @@ pub fn check_reason(reason: Option<&str>) -> Result<()> {
         check_no_nul("Maintenance reason", reason)?;
         let chars = reason.chars().count();
         if chars > REASON_MAX_CHARS {
-            return Err(Error::BadRequest(format!(
-                "Maintenance reason is {chars} characters long; at most {REASON_MAX_CHARS} are accepted"
-            )));
+            return Err(Rejected::ReasonTooLong { chars });
         }
     }
     Ok(())
@@ -145,9 +137,7 @@ pub fn check_reason(reason: Option<&str>) -> Result<()> {
 /// from another), is refused before anything is written.
 pub fn check_no_nul(what: &str, text: &str) -> Result<()> {
     if text.contains('\0') {
-        return Err(Error::BadRequest(format!(
-            "{what} contains a NUL character (\\u0000), which the database cannot store; remove it"
-        )));
+        return Err(Rejected::Nul { what: what.to_owned() });
     }
     Ok(())
 }
@@ -156,25 +146,18 @@ pub fn check_no_nul(what: &str, text: &str) -> Result<()> {
 pub fn check_extra(extra: Option<&serde_json::Value>) -> Result<Option<String>> {
     let Some(extra) = extra else { return Ok(None) };
     if !extra.is_object() {
-        return Err(Error::BadRequest(format!("Maintenance extra must be a JSON object, not {}", json_kind(extra))));
+        return Err(Rejected::ExtraNotObject { kind: json_kind(extra) });
     }
     let text = extra.to_string();
     if text.len() > EXTRA_MAX_BYTES {
-        return Err(Error::BadRequest(format!(
-            "Maintenance extra is {} bytes once encoded; at most {EXTRA_MAX_BYTES} are accepted",
-            text.len()
-        )));
+        return Err(Rejected::ExtraTooLarge { bytes: text.len() });
     }
     Ok(Some(text))
 }
 
 /// Parses `--extra` text from the command line.
 pub fn parse_extra_arg(text: &str) -> Result<serde_json::Value> {
-    serde_json::from_str(text).map_err(|e| {
-        Error::BadRequest(format!(
-            "Maintenance extra is not valid JSON ({e}); pass an object such as '{{\"ticket\": \"CHG-2211\"}}'"
-        ))
-    })
+    serde_json::from_str(text).map_err(|e| Rejected::ExtraNotJson { detail: e.to_string() })
 }
 
 fn json_kind(v: &serde_json::Value) -> &'static str {
@@ -193,9 +176,7 @@ pub fn check_identity(what: &str, value: &str) -> Result<()> {
     check_no_nul(what, value)?;
     let chars = value.chars().count();
     if chars > IDENTITY_MAX_CHARS {
-        return Err(Error::BadRequest(format!(
-            "{what} is {chars} characters long; at most {IDENTITY_MAX_CHARS} are accepted"
-        )));
+        return Err(Rejected::IdentityTooLong { what: what.to_owned(), chars });
     }
     Ok(())
 }
@@ -209,7 +190,7 @@ mod tests {
     fn nul_characters_are_refused_before_a_write() {
         let e = check_reason(Some("x\0y")).unwrap_err();
         assert_eq!(e.http_status(), 400);
-        assert!(e.message().contains("NUL"), "{e}");
+        assert!(e.to_string().contains("NUL"), "{e}");
         assert!(check_identity("User id", "a\0").is_err());
         assert!(check_reason(Some("line\nbreak\ttab")).is_ok());
     }
@@ -218,20 +199,20 @@ mod tests {
     fn unknown_and_reserved_types_are_400() {
         let e = typed_api_type("lockout").unwrap_err();
         assert_eq!(e.http_status(), 400);
-        assert!(e.message().starts_with("Unknown maintenance type 'lockout'"), "{e}");
+        assert!(e.to_string().starts_with("Unknown maintenance type 'lockout'"), "{e}");
         for reserved in ["legacy", "fault"] {
             let e = typed_api_type(reserved).unwrap_err();
             assert_eq!(e.http_status(), 400);
-            assert!(e.message().contains("is reserved"), "{e}");
+            assert!(e.to_string().contains("is reserved"), "{e}");
         }
         assert!(typed_api_type("hardware_failure").is_ok());
     }
 
     #[test]
     fn extra_must_be_an_object() {
-        assert!(check_extra(Some(&serde_json::json!([1]))).unwrap_err().message().contains("not an array"));
+        assert!(check_extra(Some(&serde_json::json!([1]))).unwrap_err().to_string().contains("not an array"));
         assert_eq!(check_extra(Some(&serde_json::json!({"a": 1}))).unwrap().as_deref(), Some("{\"a\":1}"));
-        assert!(parse_extra_arg("{nope").unwrap_err().message().contains("not valid JSON"));
+        assert!(parse_extra_arg("{nope").unwrap_err().to_string().contains("not valid JSON"));
     }
 
     #[test]

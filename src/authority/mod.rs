@@ -11,7 +11,8 @@
 //! - [`entry`]: the entry object and the limits on what callers send;
 //! - [`window`]: maintenance windows' times, overlaps and extensions;
 //! - [`plan`]: every change as a value, decided from what the node holds;
-//! - [`batch`]: the set writers' changes (tick, reconcile) as values.
+//! - [`batch`]: the set writers' changes (tick, reconcile) as values;
+//! - [`rejected`]: every refusal, typed, with its HTTP status and message.
 
 pub mod batch;
 pub mod caller;
@@ -20,6 +21,7 @@ pub mod event;
 pub mod masking;
 pub mod plan;
 pub mod policy;
+pub mod rejected;
 pub mod release;
 pub mod scope;
 pub mod window;

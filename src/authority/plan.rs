@@ -17,7 +17,7 @@ use crate::authority::policy::{self, Policy, defaults as rules};
 use crate::authority::release::{self, Authority};
 use crate::authority::scope::derive_scope;
 use crate::authority::window::{self, Times};
-use crate::error::{Error, Result};
+use crate::authority::rejected::{Holder, Rejected, Result};
 use chrono::NaiveDateTime;
 use nodemaint_entity::vocab::{FAULT, LEGACY, fault_column, iso8601, maintenance_reason_column};
 use nodemaint_entity::{Scope, node_maintenance, node_maintenance_schedule, nodes};
@@ -99,9 +99,9 @@ pub struct Plan {
 /// the node exists, as Ironic checks that rule first.
 pub fn authority_on(caller: &Caller, policy: &Policy, node: &nodes::Model, ident: &str) -> Result<Authority> {
     let scope = derive_scope(caller, node.owner.as_deref(), node.lessee.as_deref(), policy.enforce_scope)
-        .ok_or_else(|| Error::node_not_found(ident))?;
+        .ok_or_else(|| Rejected::NodeNotFound { node: ident.to_owned() })?;
     if !policy.enforce(rules::NODE_GET, caller, &policy::node_target(node)) {
-        return Err(Error::node_not_found(ident));
+        return Err(Rejected::NodeNotFound { node: ident.to_owned() });
     }
     Ok(Authority { scope, project: caller.project_or_empty().to_owned() })
 }
@@ -205,7 +205,6 @@ impl<'a> Context<'a> {
         release::release_all(&self.authority, entries, rules::MAINTENANCE_REMOVE, |e| {
             self.policy.enforce(rules::MAINTENANCE_REMOVE, self.caller, &policy::entry_target(self.node(), e))
         })
-        .map_err(Error::Forbidden)
     }
 
     fn authorize(&self, rule: &str) -> Result<()> {
@@ -307,7 +306,7 @@ impl<'a> Context<'a> {
             if cancels {
                 return self.cancel_scheduled(uuid);
             }
-            return Err(Error::entry_not_found(uuid, self.ident));
+            return Err(Rejected::EntryNotFound { uuid: uuid.to_owned(), node: self.ident.to_owned() });
         };
         self.may_release(std::slice::from_ref(entry))?;
         let mut plan = self.plan();
@@ -403,13 +402,11 @@ impl<'a> Context<'a> {
         let (as_entry, start) = match (active, scheduled) {
             (Some(e), _) => (e.clone(), e.asserted_at),
             (None, Some(w)) => (w.as_pending_entry(), w.starts_at),
-            (None, None) => return Err(Error::entry_not_found(uuid, self.ident)),
+            (None, None) => return Err(Rejected::EntryNotFound { uuid: uuid.to_owned(), node: self.ident.to_owned() }),
         };
         self.may_release(std::slice::from_ref(&as_entry))?;
         let Some(current) = as_entry.ends_at else {
-            return Err(Error::BadRequest(format!(
-                "Maintenance entry {uuid} has no end, so it is not a window and cannot be extended"
-            )));
+            return Err(Rejected::NotAWindow { uuid: uuid.to_owned() });
         };
         window::check_extension(current, ends_at, self.now)?;
         let key = Key {
@@ -448,10 +445,7 @@ impl<'a> Context<'a> {
     pub fn cancel(&self, uuid: &str) -> Result<(Plan, EntryView)> {
         if self.held.entries.iter().any(|e| e.uuid == uuid) {
             let ident = self.ident;
-            return Err(Error::Conflict(format!(
-                "Maintenance entry {uuid} on node {ident} is active, not scheduled; release it to end it early \
-                 (DELETE the entry, or nodemaint maintenance remove {ident} {uuid})"
-            )));
+            return Err(Rejected::CancelActive { uuid: uuid.to_owned(), node: ident.to_owned() });
         }
         self.cancel_scheduled(uuid)
     }
@@ -462,7 +456,7 @@ impl<'a> Context<'a> {
             .scheduled
             .iter()
             .find(|w| w.uuid == uuid)
-            .ok_or_else(|| Error::entry_not_found(uuid, self.ident))?;
+            .ok_or_else(|| Rejected::EntryNotFound { uuid: uuid.to_owned(), node: self.ident.to_owned() })?;
         let pending = window.as_pending_entry();
         self.may_release(std::slice::from_ref(&pending))?;
         let note = format!("was to start {}", iso8601(window.starts_at));
@@ -482,12 +476,13 @@ impl<'a> Context<'a> {
             .iter()
             .find(|e| e.entry_type == ty && e.scope == scope.as_str() && e.asserted_by_project == project)
         {
-            return Err(Error::Conflict(format!(
-                "Maintenance entry {} (type {ty}, scope {scope}, {}) is already active on node {}",
-                existing.uuid,
-                project_text(project),
-                self.ident
-            )));
+            return Err(Rejected::Duplicate {
+                uuid: existing.uuid.clone(),
+                ty: ty.to_owned(),
+                scope,
+                project: project.to_owned(),
+                node: self.ident.to_owned(),
+            });
         }
         Ok(())
     }
@@ -503,41 +498,34 @@ impl<'a> Context<'a> {
         end: Option<NaiveDateTime>,
         except: Option<&str>,
     ) -> Result<()> {
-        let (from, ident) = (project_text(key.project), self.ident);
+        let holder = |uuid: &str, starts_at, ends_at| {
+            Box::new(Holder {
+                uuid: uuid.to_owned(),
+                ty: key.ty.to_owned(),
+                scope: key.scope,
+                project: key.project.to_owned(),
+                node: self.ident.to_owned(),
+                starts_at,
+                ends_at,
+            })
+        };
         let other = |uuid: &str| except != Some(uuid);
         if let Some(active) = self.held.entries.iter().find(|e| {
             other(&e.uuid)
                 && key.matches(&e.entry_type, &e.scope, &e.asserted_by_project)
                 && window::overlaps(e.asserted_at, e.ends_at, start, end)
         }) {
-            let until = active.ends_at.map(|e| format!("until {}", iso8601(e))).unwrap_or_else(|| "with no end".into());
-            return Err(Error::Conflict(format!(
-                "Maintenance entry {} (type {}, scope {}, {from}) is active on node {ident} {until}, which overlaps \
-                 this window",
-                active.uuid, key.ty, key.scope,
-            )));
+            return Err(Rejected::OverlapsActive(holder(&active.uuid, active.asserted_at, active.ends_at)));
         }
         if let Some(planned) = self.held.scheduled.iter().find(|w| {
             other(&w.uuid)
                 && key.matches(&w.entry_type, &w.scope, &w.asserted_by_project)
                 && window::overlaps(w.starts_at, Some(w.ends_at), start, end)
         }) {
-            return Err(Error::Conflict(format!(
-                "Maintenance window {} (type {}, scope {}, {from}) is scheduled on node {ident} from {} until {}, \
-                 which overlaps this one",
-                planned.uuid,
-                key.ty,
-                key.scope,
-                iso8601(planned.starts_at),
-                iso8601(planned.ends_at)
-            )));
+            return Err(Rejected::OverlapsScheduled(holder(&planned.uuid, planned.starts_at, Some(planned.ends_at))));
         }
         Ok(())
     }
-}
-
-fn project_text(project: &str) -> String {
-    if project.is_empty() { "no project".to_owned() } else { format!("project {project}") }
 }
 
 /// What two windows must not share while they overlap.
@@ -557,10 +545,7 @@ impl Key<'_> {
 fn window_times(request: &NewEntry, now: NaiveDateTime) -> Result<Option<Times>> {
     match (request.starts_at, request.ends_at) {
         (None, None) => Ok(None),
-        (Some(_), None) => Err(Error::BadRequest(
-            "A maintenance window with a start (starts_at) needs an end (ends_at); an entry without an end never expires"
-                .into(),
-        )),
+        (Some(_), None) => Err(Rejected::StartWithoutEnd),
         (start, Some(end)) => window::check(request.reason.as_deref(), start, end, now).map(Some),
     }
 }
@@ -634,7 +619,7 @@ mod tests {
         let ctx = context(&caller, &policy, Snapshot { node: &node, entries: &entries, scheduled: &[] }).unwrap();
         let refused = ctx.release_all().unwrap_err();
         assert_eq!(refused.http_status(), 403);
-        assert!(refused.message().contains("not permitted at owner scope"), "{refused}");
+        assert!(refused.to_string().contains("not permitted at owner scope"), "{refused}");
         let system = Caller::system("op", &["admin"]);
         let ctx = context(&system, &policy, Snapshot { node: &node, entries: &entries, scheduled: &[] }).unwrap();
         let (plan, views) = ctx.release_all().unwrap();

@@ -9,6 +9,7 @@
 //!
 //! Bulk release is all-or-nothing, and its refusal names every blocker.
 
+use crate::authority::rejected::Rejected;
 use nodemaint_entity::{EntryType, Scope, node_maintenance};
 use std::fmt;
 
@@ -104,15 +105,15 @@ pub fn release_plan(
 }
 
 /// The all-or-nothing decision for a set of entries: `Ok` when every one
-/// may go, else the message naming every blocker, joined with `"; "`.
+/// may go, else the 403 naming every blocker.
 pub fn release_all(
     who: &Authority,
     entries: &[node_maintenance::Model],
     rule: &str,
     policy_allows: impl FnMut(&node_maintenance::Model) -> bool,
-) -> Result<(), String> {
-    let refusals: Vec<String> = release_plan(who, entries, rule, policy_allows).into_iter().flatten().collect();
-    if refusals.is_empty() { Ok(()) } else { Err(refusals.join("; ")) }
+) -> Result<(), Rejected> {
+    let blockers: Vec<String> = release_plan(who, entries, rule, policy_allows).into_iter().flatten().collect();
+    if blockers.is_empty() { Ok(()) } else { Err(Rejected::Release { blockers }) }
 }
 
 #[cfg(test)]
@@ -188,16 +189,17 @@ pub(crate) mod tests {
         let lessee = Authority { scope: Scope::Lessee, project: "b0b0b0".into() };
         let sys = entry(HARDWARE_FAILURE, "system", "");
         assert_eq!(
-            release_all(&lessee, std::slice::from_ref(&sys), "r", |_| true).unwrap_err(),
+            release_all(&lessee, std::slice::from_ref(&sys), "r", |_| true).unwrap_err().to_string(),
             "Cannot release maintenance entry 8d8d9a25-c1d0-4d4c-93a6-2a4a7e2bf7d8 (type hardware_failure, scope system): not permitted at lessee scope"
         );
         let mut stale = entry(OPERATOR_HOLD, "lessee", "a0a0a0");
         stale.uuid = "f00dfeed-0000-4000-8000-000000000000".into();
         assert_eq!(
-            release_all(&lessee, std::slice::from_ref(&stale), "r", |_| true).unwrap_err(),
+            release_all(&lessee, std::slice::from_ref(&stale), "r", |_| true).unwrap_err().to_string(),
             "Cannot release maintenance entry f00dfeed-0000-4000-8000-000000000000 (type operator_hold, scope lessee, asserted by project a0a0a0): not asserted by your project"
         );
-        let both = release_all(&lessee, &[sys, stale, entry(LEGACY, "system", "")], "r", |_| true).unwrap_err();
+        let both =
+            release_all(&lessee, &[sys, stale, entry(LEGACY, "system", "")], "r", |_| true).unwrap_err().to_string();
         assert_eq!(both.matches("Cannot release").count(), 2, "every blocker is named, the legacy one is not: {both}");
     }
 

@@ -5,19 +5,15 @@
 //! the half-open interval `[starts_at, ends_at)`; an entry without an end
 //! lasts for ever.
 
-use crate::error::{Error, Result};
+use crate::authority::rejected::{Rejected, Result};
 use chrono::{DateTime, Duration, NaiveDateTime, Timelike};
-use nodemaint_entity::vocab::iso8601;
-
-/// What a time argument may look like, for error messages.
-const TIME_FORMS: &str = "an RFC 3339 time such as 2026-12-05T22:00:00Z, or +30m / +2h / +1d from now (-1d: a day ago)";
 
 /// Reads a time as callers write it: RFC 3339 (any offset, converted to
 /// UTC), or `+N` / `-N` with `s`, `m`, `h` or `d` counted from `now` (ahead
 /// or ago). `what` names the field in the error (`--end`, `ends_at`).
 pub fn parse_time(text: &str, now: NaiveDateTime, what: &str) -> Result<NaiveDateTime> {
     let text = text.trim();
-    let bad = || Error::BadRequest(format!("{what} '{text}' is not a time; expected {TIME_FORMS}"));
+    let bad = || Rejected::NotATime { field: what.to_owned(), text: text.to_owned() };
     let relative = text.strip_prefix('+').map(|r| (r, 1)).or_else(|| text.strip_prefix('-').map(|r| (r, -1)));
     if let Some((relative, sign)) = relative {
         let split = relative.find(|c: char| !c.is_ascii_digit()).ok_or_else(bad)?;
@@ -56,10 +52,7 @@ fn within_storable(time: NaiveDateTime, text: &str, what: &str) -> Result<NaiveD
     if (EARLIEST..=LATEST).contains(&time) {
         return Ok(time);
     }
-    Err(Error::BadRequest(format!(
-        "{what} '{text}' is {} UTC, outside the times every database stores (1970-01-01T00:00:00Z to 9999-12-31T23:59:59Z)",
-        time.format("%Y-%m-%dT%H:%M:%S")
-    )))
+    Err(Rejected::TimeOutOfRange { field: what.to_owned(), text: text.to_owned(), utc: time })
 }
 
 /// A window's times after the checks of [`check`].
@@ -79,25 +72,15 @@ pub fn check(
     now: NaiveDateTime,
 ) -> Result<Times> {
     if reason.is_none_or(|r| r.trim().is_empty()) {
-        return Err(Error::BadRequest(
-            "A maintenance window (an entry with ends_at) needs a reason: say why the node is held".into(),
-        ));
+        return Err(Rejected::WindowNeedsReason);
     }
     if ends_at <= now {
-        return Err(Error::BadRequest(format!(
-            "The window's end {} is not in the future (it is now {})",
-            iso8601(ends_at),
-            iso8601(now)
-        )));
+        return Err(Rejected::EndNotInFuture { end: ends_at, now });
     }
     if let Some(start) = starts_at
         && ends_at <= start
     {
-        return Err(Error::BadRequest(format!(
-            "The window's end {} is not after its start {}",
-            iso8601(ends_at),
-            iso8601(start)
-        )));
+        return Err(Rejected::EndNotAfterStart { end: ends_at, start });
     }
     Ok(Times { scheduled_start: starts_at.filter(|s| *s > now), ends_at })
 }
@@ -106,19 +89,10 @@ pub fn check(
 /// future (a window is never shortened; ending it early is releasing it).
 pub fn check_extension(current: NaiveDateTime, new_end: NaiveDateTime, now: NaiveDateTime) -> Result<()> {
     if new_end <= now {
-        return Err(Error::BadRequest(format!(
-            "The new end {} is not in the future (it is now {}); to end a window early, release it",
-            iso8601(new_end),
-            iso8601(now)
-        )));
+        return Err(Rejected::ExtensionNotInFuture { end: new_end, now });
     }
     if new_end <= current {
-        return Err(Error::BadRequest(format!(
-            "The new end {} is not later than the current end {}; a window can be extended, not shortened \
-             (to end it early, release it)",
-            iso8601(new_end),
-            iso8601(current)
-        )));
+        return Err(Rejected::ExtensionNotLater { end: new_end, current });
     }
     Ok(())
 }
@@ -156,7 +130,7 @@ mod tests {
         for bad in ["tomorrow", "+", "+5", "+5w", "+m", "-", "2026-12-05 22:00", "+99999999999999d", ""] {
             let e = parse_time(bad, now, "--end").unwrap_err();
             assert_eq!(e.http_status(), 400, "{bad}");
-            assert!(e.message().starts_with(&format!("--end '{bad}' is not a time; expected an RFC 3339")), "{e}");
+            assert!(e.to_string().starts_with(&format!("--end '{bad}' is not a time; expected an RFC 3339")), "{e}");
         }
     }
 
@@ -182,7 +156,7 @@ mod tests {
         for (reason, start, end, message) in refused {
             let e = check(reason, start, end, now).unwrap_err();
             assert_eq!(e.http_status(), 400);
-            assert!(e.message().contains(message), "{e}");
+            assert!(e.to_string().contains(message), "{e}");
         }
     }
 
@@ -191,9 +165,9 @@ mod tests {
         let now = at("2026-12-05T10:00:00Z");
         let current = at("2026-12-05T12:00:00Z");
         check_extension(current, at("2026-12-05T13:00:00Z"), now).unwrap();
-        assert!(check_extension(current, current, now).unwrap_err().message().contains("not later than"));
-        assert!(check_extension(current, at("2026-12-05T11:00:00Z"), now).unwrap_err().message().contains("not later"));
-        assert!(check_extension(current, at("2026-12-05T09:00:00Z"), now).unwrap_err().message().contains("future"));
+        assert!(check_extension(current, current, now).unwrap_err().to_string().contains("not later than"));
+        assert!(check_extension(current, at("2026-12-05T11:00:00Z"), now).unwrap_err().to_string().contains("not later"));
+        assert!(check_extension(current, at("2026-12-05T09:00:00Z"), now).unwrap_err().to_string().contains("future"));
     }
 
     #[test]

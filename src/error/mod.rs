@@ -2,6 +2,7 @@
 //! carry their HTTP status; every variant has its own documented exit code,
 //! and its message is one line that names the problem and what to do.
 
+use crate::authority::rejected::Rejected;
 use sea_orm::DbErr;
 use sea_orm::sqlx;
 use std::fmt;
@@ -308,11 +309,24 @@ impl From<DbErr> for Error {
     }
 }
 
+/// The authority model's refusals keep their status and message.
+impl From<Rejected> for Error {
+    fn from(rejected: Rejected) -> Self {
+        let message = rejected.to_string();
+        match rejected.http_status() {
+            404 => Error::NotFound(message),
+            403 => Error::Forbidden(message),
+            409 => Error::Conflict(message),
+            _ => Error::BadRequest(message),
+        }
+    }
+}
+
 impl Error {
     /// 404 for a node that does not exist or that the caller may not see
     /// (the API does not tell the two apart), in Ironic's words.
     pub fn node_not_found(ident: &str) -> Error {
-        Error::NotFound(format!("Node {ident} could not be found."))
+        Rejected::NodeNotFound { node: ident.to_owned() }.into()
     }
 
     /// A lock that could not be taken: `on_timeout` words the timeout
@@ -330,7 +344,7 @@ impl Error {
 
     /// 404 for an entry that is not active on the node.
     pub fn entry_not_found(uuid: &str, node: &str) -> Error {
-        Error::NotFound(format!("Maintenance entry {uuid} could not be found on node {node}."))
+        Rejected::EntryNotFound { uuid: uuid.to_owned(), node: node.to_owned() }.into()
     }
 
     /// Whether the failed transaction may be run again as a whole

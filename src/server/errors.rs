@@ -31,6 +31,12 @@ impl From<nodemaint::Error> for ApiError {
     }
 }
 
+impl From<nodemaint::authority::rejected::Rejected> for ApiError {
+    fn from(rejected: nodemaint::authority::rejected::Rejected) -> Self {
+        ApiError::Library(rejected.into())
+    }
+}
+
 impl ApiError {
     pub fn bad_request(message: impl Into<String>) -> ApiError {
         ApiError::Fault(StatusCode::BAD_REQUEST, message.into())

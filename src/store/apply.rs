@@ -6,6 +6,7 @@
 //! The set writers (the tick's batches, reconcile's repairs) are
 //! `super::batches`.
 
+use crate::authority::rejected::Rejected;
 use crate::authority::plan::{NodeWrite, Plan, Snapshot, WindowWrite};
 use crate::error::{DbFailure, Error, Result};
 use crate::store::nodes::{self, Locking};
@@ -71,7 +72,7 @@ pub(crate) async fn change<T>(
     txn: &DatabaseTransaction,
     ident: &str,
     reads: Reads<'_>,
-    decide: impl FnOnce(&Held) -> Result<(Plan, T)>,
+    decide: impl FnOnce(&Held) -> Result<(Plan, T), Rejected>,
 ) -> Result<T> {
     let held = lock(txn, ident, reads).await?;
     let (plan, outcome) = decide(&held)?;

@@ -10,6 +10,7 @@ pub mod defaults;
 pub mod rule;
 
 use crate::authority::caller::Caller;
+use crate::authority::rejected::Rejected;
 use crate::error::{Error, Result};
 use nodemaint_entity::{node_maintenance, nodes};
 use rule::{Creds, Rule, Target};
@@ -105,11 +106,11 @@ impl Policy {
     }
 
     /// [`Policy::enforce`] as a 403 in Ironic's words.
-    pub fn authorize(&self, rule: &str, caller: &Caller, target: &Target) -> Result<()> {
+    pub fn authorize(&self, rule: &str, caller: &Caller, target: &Target) -> Result<(), Rejected> {
         if self.enforce(rule, caller, target) {
             Ok(())
         } else {
-            Err(Error::Forbidden(format!("{rule} is disallowed by policy")))
+            Err(Rejected::Policy { rule: rule.to_owned() })
         }
     }
 }

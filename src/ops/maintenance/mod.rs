@@ -22,6 +22,7 @@
 //! # }
 //! ```
 
+use crate::authority::rejected::Rejected;
 use crate::authority::caller::Caller;
 use crate::authority::entry::EntryView;
 use crate::authority::plan::{self, Context, Plan};
@@ -114,7 +115,7 @@ impl Maintenance {
     /// reads it as `reads` says, `decide` plans from it, the applier writes.
     async fn change<T, D>(&self, caller: &Caller, ident: &str, reads: Reads<'_>, decide: D) -> Result<T>
     where
-        D: Fn(&Context<'_>) -> Result<(Plan, T)>,
+        D: Fn(&Context<'_>) -> Result<(Plan, T), Rejected>,
     {
         self.in_transaction(|txn| {
             let decide = &decide;
@@ -132,7 +133,7 @@ impl Maintenance {
     /// [`Maintenance::change`] by the conductor (system scope, no policy).
     async fn conductor_change<T, D>(&self, ident: &str, decide: D) -> Result<T>
     where
-        D: Fn(&Context<'_>) -> Result<(Plan, T)>,
+        D: Fn(&Context<'_>) -> Result<(Plan, T), Rejected>,
     {
         let conductor = Caller::conductor();
         self.in_transaction(|txn| {
@@ -229,7 +230,7 @@ impl Maintenance {
     pub async fn release_all_plan(&self, caller: &Caller, ident: &str) -> Result<Vec<(EntryView, Option<String>)>> {
         let (held, authority) = self.visible(caller, ident, Reads::Entries).await?;
         let ctx = Context::reading(caller, &self.policy, authority, held.snapshot(), ident, now_utc());
-        ctx.release_all_preview()
+        Ok(ctx.release_all_preview()?)
     }
 
     /// Releases every active entry, all or nothing (`DELETE /v1/nodes/{node}/maintenance`,
