@@ -6,6 +6,7 @@
 //! small one (flat as the fleet grows).
 
 use crate::{Figure, lower, median, timed};
+use nodemaint::authority::window::WindowState;
 use nodemaint::maintenance::estate::WindowQuery;
 use nodemaint::runtime::sql::{now_utc, quote, stmt, uuid_v4_expr};
 use nodemaint::tick::{self, TickOptions};
@@ -126,7 +127,7 @@ async fn our_walk(svc: &Maintenance, page: u64) -> u64 {
     let admin = Caller::system("bench", &["admin"]);
     let (mut marker, mut rows) = (None, 0u64);
     loop {
-        let query = WindowQuery { states: vec!["active".into()], since: None, limit: page, marker: marker.clone() };
+        let query = WindowQuery { states: vec![WindowState::Active], since: None, limit: page, marker: marker.clone() };
         let found = svc.windows(&admin, &query).await.unwrap();
         let Some(last) = found.last() else { break };
         marker = Some(last.marker.clone());

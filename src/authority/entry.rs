@@ -3,8 +3,9 @@
 //! Pure: no database.
 
 use crate::authority::masking::{MASK, is_masked};
-use crate::authority::release::entry_scope;
 use crate::authority::rejected::{Rejected, Result};
+use crate::authority::release::entry_scope;
+use crate::authority::window::WindowState;
 use nodemaint_entity::vocab::iso8601;
 use nodemaint_entity::{EntryType, Scope, node_maintenance, node_maintenance_schedule};
 use serde::Serialize;
@@ -35,7 +36,7 @@ pub struct EntryView {
     pub asserted_at: String,
     pub extra: serde_json::Value,
     /// `active`, or `scheduled` for a window that starts later.
-    pub state: &'static str,
+    pub state: WindowState,
     /// A scheduled window's planned start.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub starts_at: Option<String>,
@@ -56,9 +57,6 @@ fn empty_as_null<S: serde::Serializer>(value: &str, serializer: S) -> std::resul
     if value.is_empty() { serializer.serialize_none() } else { serializer.serialize_str(value) }
 }
 
-pub const ACTIVE: &str = "active";
-pub const SCHEDULED: &str = "scheduled";
-
 impl EntryView {
     /// The entry as a caller at `caller_scope` may see it.
     pub fn for_caller(entry: &node_maintenance::Model, caller_scope: Scope) -> EntryView {
@@ -73,7 +71,7 @@ impl EntryView {
             asserted_by_project: hide(&entry.asserted_by_project),
             asserted_at: iso8601(entry.asserted_at),
             extra: parse_extra(entry.extra.as_deref()),
-            state: ACTIVE,
+            state: WindowState::Active,
             starts_at: None,
             ends_at: entry.ends_at.map(iso8601),
             releasable: None,
@@ -85,7 +83,7 @@ impl EntryView {
     /// A scheduled window as a caller at `caller_scope` may see it.
     pub fn scheduled(window: &node_maintenance_schedule::Model, caller_scope: Scope) -> EntryView {
         EntryView {
-            state: SCHEDULED,
+            state: WindowState::Scheduled,
             starts_at: Some(iso8601(window.starts_at)),
             ..EntryView::for_caller(&window.as_pending_entry(), caller_scope)
         }

@@ -14,10 +14,10 @@ use crate::authority::caller::Caller;
 use crate::authority::entry::{self, EntryView};
 use crate::authority::event::{EventKind, MaintenanceEvent};
 use crate::authority::policy::{self, Policy, defaults as rules};
+use crate::authority::rejected::{Holder, Rejected, Result};
 use crate::authority::release::{self, Authority};
 use crate::authority::scope::derive_scope;
 use crate::authority::window::{self, Times};
-use crate::authority::rejected::{Holder, Rejected, Result};
 use chrono::NaiveDateTime;
 use nodemaint_entity::vocab::{FAULT, LEGACY, fault_column, iso8601, maintenance_reason_column};
 use nodemaint_entity::{Scope, node_maintenance, node_maintenance_schedule, nodes};
@@ -671,6 +671,6 @@ mod tests {
         assert!(matches!(&plan.windows[..], [WindowWrite::Insert(w)] if w.uuid == "0000-new"));
         assert_eq!(plan.events[0].kind, EventKind::Scheduled);
         assert_eq!(plan.events[0].note.as_deref(), Some("starts 2026-12-05T22:00:00+00:00"));
-        assert_eq!(view.state, entry::SCHEDULED);
+        assert_eq!(view.state, crate::authority::window::WindowState::Scheduled);
     }
 }

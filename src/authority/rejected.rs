@@ -77,7 +77,9 @@ pub enum Rejected {
     TimeOutOfRange { field: String, text: String, utc: NaiveDateTime },
     #[error("A maintenance window (an entry with ends_at) needs a reason: say why the node is held")]
     WindowNeedsReason,
-    #[error("A maintenance window with a start (starts_at) needs an end (ends_at); an entry without an end never expires")]
+    #[error(
+        "A maintenance window with a start (starts_at) needs an end (ends_at); an entry without an end never expires"
+    )]
     StartWithoutEnd,
     #[error("The window's end {} is not in the future (it is now {})", iso8601(*.end), iso8601(*.now))]
     EndNotInFuture { end: NaiveDateTime, now: NaiveDateTime },
@@ -96,6 +98,8 @@ pub enum Rejected {
     ExtensionNotLater { end: NaiveDateTime, current: NaiveDateTime },
     #[error("Maintenance entry {uuid} has no end, so it is not a window and cannot be extended")]
     NotAWindow { uuid: String },
+    #[error("Unknown window state '{state}'; expected any of: active, scheduled, ended")]
+    UnknownWindowState { state: String },
 }
 
 /// The entry or window in the way of a new one (boxed: the refusal stays small).
@@ -134,7 +138,8 @@ impl Rejected {
             | EndNotAfterStart { .. }
             | ExtensionNotInFuture { .. }
             | ExtensionNotLater { .. }
-            | NotAWindow { .. } => 400,
+            | NotAWindow { .. }
+            | UnknownWindowState { .. } => 400,
         }
     }
 }
@@ -160,7 +165,11 @@ mod tests {
             (Rejected::NodeNotFound { node: "n".into() }, 404, "Node n could not be found."),
             (Rejected::Policy { rule: "r".into() }, 403, "r is disallowed by policy"),
             (Rejected::Release { blockers: vec!["a".into(), "b".into()] }, 403, "a; b"),
-            (Rejected::CancelActive { uuid: "u".into(), node: "n".into() }, 409, "Maintenance entry u on node n is active"),
+            (
+                Rejected::CancelActive { uuid: "u".into(), node: "n".into() },
+                409,
+                "Maintenance entry u on node n is active",
+            ),
             (Rejected::EndNotInFuture { end: t, now: t }, 400, "The window's end 1970-01-01T00:00:00+00:00 is not"),
         ];
         for (rejected, status, text) in cases {

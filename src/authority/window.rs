@@ -55,6 +55,48 @@ fn within_storable(time: NaiveDateTime, text: &str, what: &str) -> Result<NaiveD
     Err(Rejected::TimeOutOfRange { field: what.to_owned(), text: text.to_owned(), utc: time })
 }
 
+/// Where a window is in its life, as the API names it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum WindowState {
+    /// Holding its node now (every active entry is shown as `active`).
+    Active,
+    /// Waiting for its start; touches nothing of its node until then.
+    Scheduled,
+    /// Expired, cancelled or released: known from its event.
+    Ended,
+}
+
+impl WindowState {
+    /// Every state, in the order the estate listing walks them.
+    pub const ALL: [WindowState; 3] = [WindowState::Active, WindowState::Scheduled, WindowState::Ended];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            WindowState::Active => "active",
+            WindowState::Scheduled => "scheduled",
+            WindowState::Ended => "ended",
+        }
+    }
+}
+
+impl std::fmt::Display for WindowState {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl std::str::FromStr for WindowState {
+    type Err = Rejected;
+
+    fn from_str(text: &str) -> Result<WindowState> {
+        WindowState::ALL
+            .into_iter()
+            .find(|s| s.as_str() == text.trim())
+            .ok_or_else(|| Rejected::UnknownWindowState { state: text.to_owned() })
+    }
+}
+
 /// A window's times after the checks of [`check`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Times {
@@ -117,6 +159,17 @@ mod tests {
     }
 
     #[test]
+    fn window_states_read_as_the_api_names_them() {
+        for state in WindowState::ALL {
+            assert_eq!(state.as_str().parse::<WindowState>(), Ok(state));
+            assert_eq!(serde_json::to_value(state).unwrap(), state.as_str());
+        }
+        let e = "paused".parse::<WindowState>().unwrap_err();
+        assert_eq!(e.http_status(), 400);
+        assert_eq!(e.to_string(), "Unknown window state 'paused'; expected any of: active, scheduled, ended");
+    }
+
+    #[test]
     fn times_are_rfc3339_or_relative_to_now() {
         let now = at("2026-12-05T10:00:00Z");
         assert_eq!(parse_time("2026-12-05T22:00:00Z", now, "--end").unwrap(), at("2026-12-05T22:00:00Z"));
@@ -166,7 +219,9 @@ mod tests {
         let current = at("2026-12-05T12:00:00Z");
         check_extension(current, at("2026-12-05T13:00:00Z"), now).unwrap();
         assert!(check_extension(current, current, now).unwrap_err().to_string().contains("not later than"));
-        assert!(check_extension(current, at("2026-12-05T11:00:00Z"), now).unwrap_err().to_string().contains("not later"));
+        assert!(
+            check_extension(current, at("2026-12-05T11:00:00Z"), now).unwrap_err().to_string().contains("not later")
+        );
         assert!(check_extension(current, at("2026-12-05T09:00:00Z"), now).unwrap_err().to_string().contains("future"));
     }
 

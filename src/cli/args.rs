@@ -2,6 +2,7 @@
 //! an example.
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
+use nodemaint::authority::window::WindowState;
 use std::path::PathBuf;
 
 #[derive(Parser, Debug)]
@@ -314,7 +315,7 @@ pub enum WindowsCommand {
     List {
         /// Which windows: active, scheduled, ended (comma-separated) [default: active,scheduled].
         #[arg(long, value_delimiter = ',')]
-        state: Vec<String>,
+        state: Vec<WindowState>,
         /// Ended windows: only those that ended at or after this time (RFC 3339, or -2h / -7d ago).
         #[arg(long, allow_hyphen_values = true)]
         since: Option<String>,

@@ -27,7 +27,7 @@ pub struct Output {
 fn state_text(e: &EntryView) -> String {
     match &e.starts_at {
         Some(start) => format!("{} (starts {start})", e.state),
-        None => e.state.to_owned(),
+        None => e.state.to_string(),
     }
 }
 
@@ -282,7 +282,7 @@ impl Output {
             vec!["asserted_by_project".into(), e.asserted_by_project.clone()],
             vec!["asserted_at".into(), e.asserted_at.clone()],
             vec!["extra".into(), e.extra.to_string()],
-            vec!["state".into(), e.state.to_owned()],
+            vec!["state".into(), e.state.to_string()],
         ];
         let mut rows = rows;
         if let Some(start) = &e.starts_at {

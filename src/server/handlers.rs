@@ -11,7 +11,8 @@ use axum::body::Bytes;
 use axum::extract::State;
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use nodemaint::authority::{entry, window};
+use nodemaint::authority::window;
+use nodemaint::authority::window::WindowState;
 use nodemaint::maintenance::estate::{WindowDetail, WindowQuery};
 use nodemaint::nodes::{NodeQuery, NodeView};
 use nodemaint::runtime::sql::now_utc;
@@ -472,7 +473,7 @@ pub async fn list_entries(
     // Scheduled windows are not entries yet: 1.116 never shows them.
     let items: Vec<Value> = entries
         .iter()
-        .filter(|e| version >= version::WINDOWS || e.state == entry::ACTIVE)
+        .filter(|e| version >= version::WINDOWS || e.state == WindowState::Active)
         .map(|e| entry_json(e, &base, version))
         .collect();
     Ok(json_response(StatusCode::OK, &json!({"maintenance": items})))
@@ -574,7 +575,8 @@ pub async fn list_windows(
         states: params
             .state
             .as_deref()
-            .map(|s| s.split(',').map(str::trim).filter(|s| !s.is_empty()).map(str::to_owned).collect())
+            .map(|s| s.split(',').filter(|s| !s.trim().is_empty()).map(str::parse).collect::<Result<_, _>>())
+            .transpose()?
             .unwrap_or_default(),
         since: params.since.as_deref().map(|t| window::parse_time(t, now_utc(), "since")).transpose()?,
         limit: parse_limit(params.limit.as_deref())?,

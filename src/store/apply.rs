@@ -6,8 +6,8 @@
 //! The set writers (the tick's batches, reconcile's repairs) are
 //! `super::batches`.
 
-use crate::authority::rejected::Rejected;
 use crate::authority::plan::{NodeWrite, Plan, Snapshot, WindowWrite};
+use crate::authority::rejected::Rejected;
 use crate::error::{DbFailure, Error, Result};
 use crate::store::nodes::{self, Locking};
 use crate::store::{history, schedule, statements};

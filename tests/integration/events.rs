@@ -10,6 +10,7 @@ use crate::backend_tests;
 use crate::common::{TestDb, count, ok};
 use chrono::{Duration as Span, NaiveDateTime};
 use nodemaint::admin::legacy_nodes::{self, NewNode, NodeChange};
+use nodemaint::authority::window::WindowState;
 use nodemaint::entity::{node_history, node_maintenance_event};
 use nodemaint::maintenance::estate::{WindowDetail, WindowQuery};
 use nodemaint::runtime::sql::now_utc;
@@ -69,7 +70,7 @@ async fn setup(t: &TestDb) -> (Maintenance, DatabaseConnection) {
 }
 
 fn ended() -> WindowQuery {
-    WindowQuery { states: vec!["ended".into()], since: None, limit: 1000, marker: None }
+    WindowQuery { states: vec![WindowState::Ended], since: None, limit: 1000, marker: None }
 }
 
 /// Runs one tick now.

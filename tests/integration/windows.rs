@@ -8,6 +8,7 @@ use crate::backend_tests;
 use crate::common::{TestDb, count, nodemaint_cmd, stderr, stdout};
 use chrono::{Duration as Span, NaiveDateTime};
 use nodemaint::admin::legacy_nodes::{self, NewNode, NodeChange};
+use nodemaint::authority::window::WindowState;
 use nodemaint::entity::{node_history, node_maintenance};
 use nodemaint::maintenance::estate::{WindowDetail, WindowQuery};
 use nodemaint::runtime::sql::now_utc;
@@ -80,7 +81,7 @@ async fn a_window_is_released_by_the_tick_once_its_end_passes(t: TestDb) {
     let (svc, db) = setup(&t).await;
     let hold =
         svc.add(&operator(), "myNode", window("operator_hold", "Row C power work", None, in_secs(2))).await.unwrap();
-    assert_eq!((hold.state, hold.ends_at.is_some()), ("active", true));
+    assert_eq!((hold.state, hold.ends_at.is_some()), (WindowState::Active, true));
     assert_eq!(node_state(&db, "myNode").await, (true, Some("operator_hold: Row C power work".into())));
     let early = run_tick(&db, &t).await;
     assert_eq!((early.expired, early.started), (0, 0), "not yet at its end");
@@ -170,12 +171,12 @@ async fn a_scheduled_window_touches_nothing_until_it_starts_and_starts_once(t: T
         .add(&operator(), "myNode", window("operator_hold", "firmware", Some(in_secs(2)), in_secs(3600)))
         .await
         .unwrap();
-    assert_eq!(planned.state, "scheduled");
+    assert_eq!(planned.state, WindowState::Scheduled);
     assert!(planned.starts_at.is_some());
     assert_eq!(node_state(&db, "myNode").await, (false, None), "scheduled: the node is not in maintenance");
     assert_eq!(count(&db, "SELECT COUNT(*) FROM node_maintenance").await, 0);
     let listed = svc.list(&operator(), "myNode").await.unwrap();
-    assert_eq!(listed.iter().map(|e| e.state).collect::<Vec<_>>(), ["scheduled"]);
+    assert_eq!(listed.iter().map(|e| e.state).collect::<Vec<_>>(), [WindowState::Scheduled]);
     assert_eq!(run_tick(&db, &t).await.started, 0, "not due yet");
 
     tokio::time::sleep(Duration::from_secs(3)).await;
@@ -187,7 +188,7 @@ async fn a_scheduled_window_touches_nothing_until_it_starts_and_starts_once(t: T
     assert_eq!(active.len(), 1);
     assert_eq!(
         (active[0].uuid.as_str(), active[0].state),
-        (planned.uuid.as_str(), "active"),
+        (planned.uuid.as_str(), WindowState::Active),
         "the same window, now active"
     );
     assert_eq!(active[0].ends_at, planned.ends_at);
@@ -270,7 +271,7 @@ async fn extend_and_cancel_follow_the_release_rules(t: TestDb) {
     let extended = svc.extend(&operator(), "myNode", &active.uuid, later).await.unwrap();
     assert_eq!(extended.ends_at.as_deref(), Some(nodemaint::entity::vocab::iso8601(later).as_str()));
     let moved = svc.extend(&operator(), "myNode", &planned.uuid, in_secs(10_000)).await.unwrap();
-    assert_eq!(moved.state, "scheduled");
+    assert_eq!(moved.state, WindowState::Scheduled);
     assert_eq!(events(&db, "extended").await, 2);
     let ends = || async {
         node_maintenance::Entity::find().all(&db).await.unwrap().into_iter().map(|e| e.ends_at).collect::<Vec<_>>()
@@ -451,7 +452,7 @@ async fn the_estate_listing_shows_what_each_caller_may_see(t: TestDb) {
     // Ended windows, from history: a cancel now; nothing before `since`.
     let since = now_utc();
     svc.cancel(&lessee_admin(), "myNode", &ten.uuid).await.unwrap();
-    let ended = WindowQuery { states: vec!["ended".into()], since: Some(since), limit: 100, marker: None };
+    let ended = WindowQuery { states: vec![WindowState::Ended], since: Some(since), limit: 100, marker: None };
     let found = svc.windows(&operator(), &ended).await.unwrap();
     assert_eq!(found.len(), 1, "{found:?}");
     match &found[0].window {
@@ -613,6 +614,9 @@ async fn windows_over_http_at_1_117_and_serve_ticks_on_its_own(t: TestDb) {
     let rest = next.split_once("/v1/").map(|(_, p)| format!("/v1/{p}")).unwrap();
     let r = api.call(Method::GET, &rest, Some(WINDOWS), Some(OPERATOR), None).await;
     assert_eq!(r.status, StatusCode::OK, "page 2 reads: {}", r.body);
+    let r = api.call(Method::GET, "/v1/maintenance?state=active,paused", Some(WINDOWS), Some(OPERATOR), None).await;
+    assert_eq!(r.status, StatusCode::BAD_REQUEST, "{}", r.body);
+    assert!(r.body.contains("Unknown window state 'paused'; expected any of: active, scheduled, ended"), "{}", r.body);
     let with_offset = "/v1/maintenance?limit=1&since=2026-01-01T00:00:00%2B00:00";
     let page = api.call(Method::GET, with_offset, Some(WINDOWS), Some(OPERATOR), None).await.json();
     let rest = page["next"].as_str().unwrap().split_once("/v1/").map(|(_, p)| format!("/v1/{p}")).unwrap();

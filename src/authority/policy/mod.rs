@@ -107,11 +107,7 @@ impl Policy {
 
     /// [`Policy::enforce`] as a 403 in Ironic's words.
     pub fn authorize(&self, rule: &str, caller: &Caller, target: &Target) -> Result<(), Rejected> {
-        if self.enforce(rule, caller, target) {
-            Ok(())
-        } else {
-            Err(Rejected::Policy { rule: rule.to_owned() })
-        }
+        if self.enforce(rule, caller, target) { Ok(()) } else { Err(Rejected::Policy { rule: rule.to_owned() }) }
     }
 }
 

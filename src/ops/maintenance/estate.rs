@@ -11,6 +11,7 @@ use crate::authority::event::EventKind;
 use crate::authority::masking;
 use crate::authority::policy::{self, Policy, defaults as rules};
 use crate::authority::scope::derive_scope;
+use crate::authority::window::WindowState;
 use crate::error::{Error, Result};
 use crate::store::estate::{self as store_estate, Page};
 use crate::store::history;
@@ -22,7 +23,7 @@ use nodemaint_entity::{Scope, node_maintenance_event, nodes};
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct WindowQuery {
     /// Any of [`STATES`]; empty means active and scheduled.
-    pub states: Vec<String>,
+    pub states: Vec<WindowState>,
     /// Ended windows: only those that ended at or after this time.
     pub since: Option<NaiveDateTime>,
     /// At most this many rows.
@@ -30,9 +31,6 @@ pub struct WindowQuery {
     /// Only rows after this one (the `marker` of the last row of a page).
     pub marker: Option<String>,
 }
-
-/// The listing's parts, in the order it walks them.
-pub const STATES: [&str; 3] = ["active", "scheduled", "ended"];
 
 /// One row: a window with its node, or (`ended`) the event that ended it.
 #[derive(Debug, Clone, serde::Serialize, PartialEq)]
@@ -57,7 +55,7 @@ pub enum WindowDetail {
 #[derive(Debug, Clone, serde::Serialize, PartialEq)]
 pub struct EndedWindow {
     /// Always `ended`.
-    pub state: &'static str,
+    pub state: WindowState,
     pub uuid: String,
     #[serde(rename = "type")]
     pub entry_type: String,
@@ -120,7 +118,7 @@ fn parse_marker(marker: Option<&str>) -> Result<(usize, i32)> {
     let Some(marker) = marker else { return Ok((0, 0)) };
     let bad = || Error::BadRequest(format!("Marker '{marker}' is not one this listing returned (e.g. active:42)"));
     let (state, id) = marker.split_once(':').ok_or_else(bad)?;
-    let part = STATES.iter().position(|s| *s == state).ok_or_else(bad)?;
+    let part = WindowState::ALL.iter().position(|s| s.as_str() == state).ok_or_else(bad)?;
     Ok((part, id.parse().map_err(|_| bad())?))
 }
 
@@ -130,16 +128,10 @@ impl Maintenance {
     /// decide, else by policy here, reading on until the page is full.
     pub async fn windows(&self, caller: &Caller, query: &WindowQuery) -> Result<Vec<WindowRow>> {
         self.policy.authorize(rules::NODE_LIST, caller, &policy::empty_target())?;
-        let wanted: Vec<&str> = match query.states.is_empty() {
-            true => vec!["active", "scheduled"],
-            false => query.states.iter().map(String::as_str).collect(),
+        let wanted = match query.states.is_empty() {
+            true => &[WindowState::Active, WindowState::Scheduled][..],
+            false => &query.states[..],
         };
-        if let Some(bad) = wanted.iter().find(|s| !STATES.contains(s)) {
-            return Err(Error::BadRequest(format!(
-                "Unknown window state '{bad}'; expected any of: {}",
-                STATES.join(", ")
-            )));
-        }
         let (start_part, start_after) = parse_marker(query.marker.as_deref())?;
         let system = derive_scope(caller, None, None, self.policy.enforce_scope) == Some(Scope::System);
         let project = caller.project_id.clone().filter(|p| !p.is_empty());
@@ -148,7 +140,7 @@ impl Maintenance {
         }
         let viewer = Viewer { caller, policy: &self.policy, project: if system { None } else { project } };
         let mut rows = Vec::new();
-        for (part, state) in STATES.iter().enumerate().skip(start_part) {
+        for (part, state) in WindowState::ALL.iter().enumerate().skip(start_part) {
             if !wanted.contains(state) {
                 continue;
             }
@@ -158,10 +150,10 @@ impl Maintenance {
                 if want == 0 {
                     return Ok(rows);
                 }
-                let read = match *state {
-                    "active" => self.active_windows(&viewer, after, want).await?,
-                    "scheduled" => self.scheduled_windows(&viewer, after, want).await?,
-                    _ => self.ended_windows(&viewer, after, want, query.since).await?,
+                let read = match state {
+                    WindowState::Active => self.active_windows(&viewer, after, want).await?,
+                    WindowState::Scheduled => self.scheduled_windows(&viewer, after, want).await?,
+                    WindowState::Ended => self.ended_windows(&viewer, after, want, query.since).await?,
                 };
                 rows.extend(read.rows);
                 match read.last {
@@ -241,7 +233,7 @@ fn ended_window(
     let empty_as_none = |p: String| (!p.is_empty()).then_some(p);
     let event = history::masked_text(row, hide_asserter, hide_actor).or(text);
     EndedWindow {
-        state: "ended",
+        state: WindowState::Ended,
         uuid: row.entry_uuid.clone(),
         entry_type: row.entry_type.clone(),
         scope: row.scope.clone(),

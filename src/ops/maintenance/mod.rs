@@ -22,11 +22,11 @@
 //! # }
 //! ```
 
-use crate::authority::rejected::Rejected;
 use crate::authority::caller::Caller;
 use crate::authority::entry::EntryView;
 use crate::authority::plan::{self, Context, Plan};
 use crate::authority::policy::{self, Policy, defaults as rules};
+use crate::authority::rejected::Rejected;
 use crate::authority::release::Authority;
 use crate::error::{Error, Result};
 use crate::store::apply::{self, Held, Reads};
