@@ -4,16 +4,23 @@
 use crate::node_maintenance;
 use std::fmt;
 
-/// How one registered maintenance type behaves.
+/// Who writes a registered type's entries, which decides how it behaves.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Handling {
+    /// Written by the legacy calls or the conductor (`legacy`, `fault`):
+    /// never accepted from the typed API, at most one per node (enforced
+    /// under the node lock), released by policy alone (no scope floors).
+    Reserved,
+    /// Asserted by callers through the typed API, at their scope, under
+    /// the release floors; one per (type, scope, project).
+    Typed,
+}
+
+/// One registered maintenance type.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct EntryType {
     pub name: &'static str,
-    /// Never accepted from the typed API (`legacy`, `fault`).
-    pub reserved: bool,
-    /// Release is governed by policy alone: the scope floors do not apply.
-    pub policy_only_release: bool,
-    /// At most one entry of this type per node (enforced in code under the node lock).
-    pub one_per_node: bool,
+    pub handling: Handling,
 }
 
 pub const LEGACY: &str = "legacy";
@@ -23,16 +30,31 @@ pub const OPERATOR_HOLD: &str = "operator_hold";
 
 /// The type registry. Adding a type is adding one line here (spec, "Maintenance types").
 pub const REGISTRY: &[EntryType] = &[
-    EntryType { name: LEGACY, reserved: true, policy_only_release: true, one_per_node: true },
-    EntryType { name: FAULT, reserved: true, policy_only_release: true, one_per_node: true },
-    EntryType { name: HARDWARE_FAILURE, reserved: false, policy_only_release: false, one_per_node: false },
-    EntryType { name: OPERATOR_HOLD, reserved: false, policy_only_release: false, one_per_node: false },
+    EntryType { name: LEGACY, handling: Handling::Reserved },
+    EntryType { name: FAULT, handling: Handling::Reserved },
+    EntryType { name: HARDWARE_FAILURE, handling: Handling::Typed },
+    EntryType { name: OPERATOR_HOLD, handling: Handling::Typed },
 ];
 
 impl EntryType {
     /// The registered type of that name, if any.
     pub fn lookup(name: &str) -> Option<&'static EntryType> {
         REGISTRY.iter().find(|t| t.name == name)
+    }
+
+    /// Never accepted from the typed API.
+    pub fn reserved(&self) -> bool {
+        self.handling == Handling::Reserved
+    }
+
+    /// Release is governed by policy alone: the scope floors do not apply.
+    pub fn policy_only_release(&self) -> bool {
+        self.handling == Handling::Reserved
+    }
+
+    /// At most one entry of this type per node.
+    pub fn one_per_node(&self) -> bool {
+        self.handling == Handling::Reserved
     }
 }
 
@@ -248,9 +270,9 @@ mod tests {
 
     #[test]
     fn registry_knows_reserved_types() {
-        assert!(EntryType::lookup(LEGACY).unwrap().reserved);
-        assert!(EntryType::lookup(FAULT).unwrap().policy_only_release);
-        assert!(!EntryType::lookup(OPERATOR_HOLD).unwrap().reserved);
+        assert!(EntryType::lookup(LEGACY).unwrap().reserved());
+        assert!(EntryType::lookup(FAULT).unwrap().policy_only_release());
+        assert!(!EntryType::lookup(OPERATOR_HOLD).unwrap().reserved());
         assert!(EntryType::lookup("lockout").is_none());
         assert!(Scope::System > Scope::Owner && Scope::Owner > Scope::Lessee);
     }

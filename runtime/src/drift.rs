@@ -112,13 +112,13 @@ pub fn classify(nodes: &[nodes::Model], entries: &[node_maintenance::Model], pin
             release: Vec::new(),
         };
         let policy_only =
-            |e: &node_maintenance::Model| EntryType::lookup(&e.entry_type).is_some_and(|t| t.policy_only_release);
+            |e: &node_maintenance::Model| EntryType::lookup(&e.entry_type).is_some_and(|t| t.policy_only_release());
         if node.maintenance.unwrap_or(false) {
             if es.is_empty() {
                 drift.kinds.push(DriftKind::MaintainedWithoutEntry);
                 drift.create_legacy_for_empty = true;
             } else {
-                for ty in REGISTRY.iter().filter(|t| t.one_per_node).map(|t| t.name) {
+                for ty in REGISTRY.iter().filter(|t| t.one_per_node()).map(|t| t.name) {
                     let extra: Vec<&&node_maintenance::Model> =
                         es.iter().filter(|e| e.entry_type == ty).skip(1).collect();
                     for e in extra {

@@ -114,7 +114,7 @@ pub fn parse_extra(text: Option<&str>) -> serde_json::Value {
 pub fn typed_api_type(name: &str) -> Result<&'static EntryType> {
     match EntryType::lookup(name) {
         None => Err(Rejected::UnknownType { name: name.to_owned() }),
-        Some(t) if t.reserved => Err(Rejected::ReservedType { name: name.to_owned() }),
+        Some(t) if t.reserved() => Err(Rejected::ReservedType { name: name.to_owned() }),
         Some(t) => Ok(t),
     }
 }

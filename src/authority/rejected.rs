@@ -151,7 +151,7 @@ fn project_text(project: &str) -> String {
 }
 
 fn known_types() -> String {
-    REGISTRY.iter().filter(|t| !t.reserved).map(|t| t.name).collect::<Vec<_>>().join(", ")
+    REGISTRY.iter().filter(|t| !t.reserved()).map(|t| t.name).collect::<Vec<_>>().join(", ")
 }
 
 #[cfg(test)]

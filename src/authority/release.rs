@@ -40,7 +40,7 @@ pub fn entry_scope(entry: &node_maintenance::Model) -> Scope {
 
 /// Whether the floors let `who` release `entry`.
 pub fn floor(who: &Authority, entry: &node_maintenance::Model) -> Result<(), Denial> {
-    if EntryType::lookup(&entry.entry_type).is_some_and(|t| t.policy_only_release) {
+    if EntryType::lookup(&entry.entry_type).is_some_and(|t| t.policy_only_release()) {
         return Ok(());
     }
     let theirs = entry_scope(entry);

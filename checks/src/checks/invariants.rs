@@ -49,7 +49,7 @@ pub async fn check(c: &Context) -> Result<CheckResult, String> {
     let surplus = census
         .types
         .iter()
-        .any(|t| EntryType::lookup(&t.entry_type).is_some_and(|e| e.one_per_node) && t.entries > t.nodes);
+        .any(|t| EntryType::lookup(&t.entry_type).is_some_and(|e| e.one_per_node()) && t.entries > t.nodes);
     let duplicates = if surplus {
         count(
             c,
