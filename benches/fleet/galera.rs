@@ -24,7 +24,7 @@ pub async fn figures(quick: bool) -> Vec<Figure> {
 
     let (rounds, run_for) = rounds(quick, 3);
     let idents: Vec<String> = (0..WORKERS).map(|i| ops::node_name(i, false)).collect();
-    let retries_before = nodemaint::store::transaction::retries();
+    let retries_before = nodemaint::db::retries();
     let (spread, direct) = alternated(
         "spread over 3 nodes",
         rounds,
@@ -34,7 +34,7 @@ pub async fn figures(quick: bool) -> Vec<Figure> {
     .await;
     // Operations through the library in those rounds: two per cycle.
     let library_ops = spread * 2.0 * run_for.as_secs_f64() * rounds as f64;
-    let retries = nodemaint::store::transaction::retries() - retries_before;
+    let retries = nodemaint::db::retries() - retries_before;
     let (_, one) = alternated(
         "spread against one node",
         rounds,

@@ -1,9 +1,9 @@
 //! The hand-written lower bounds: the fewest statements that do the same
 //! work, with the database's own uuid generation, in one transaction.
 
-use nodemaint::migration::backfill::{MIGRATION_ASSERTER, event_expr};
-use nodemaint::runtime::sql::quote;
-use nodemaint::runtime::sql::{concat, uuid_v4_expr};
+use nodemaint_migration::backfill::{MIGRATION_ASSERTER, event_expr};
+use nodemaint_runtime::sql::quote;
+use nodemaint_runtime::sql::{concat, uuid_v4_expr};
 use sea_orm::{ConnectionTrait, DatabaseConnection, DbBackend, TransactionTrait};
 
 fn now_literal() -> &'static str {

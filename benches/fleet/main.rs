@@ -27,8 +27,8 @@ mod serve;
 mod windows;
 
 use db::{Backend, Scratch};
-use nodemaint::migration::{Migrator, MigratorTrait};
-use nodemaint::runtime::progress::NoProgress;
+use nodemaint_migration::{Migrator, MigratorTrait};
+use nodemaint_runtime::progress::NoProgress;
 use sea_orm::{ConnectionTrait, DatabaseConnection, Statement};
 use serde::Serialize;
 use std::time::{Duration, Instant};
@@ -134,7 +134,7 @@ fn disk_read_mib() -> f64 {
 
 /// Child mode: run the pending backfill migration and report time and peak RSS.
 async fn child_backfill(url: &str) {
-    use nodemaint::migration::backfill::{BackfillContext, with_context};
+    use nodemaint_migration::backfill::{BackfillContext, with_context};
     let db = nodemaint::db::connect(url).await.unwrap();
     let ctx = std::sync::Arc::new(BackfillContext::default());
     let start = Instant::now();

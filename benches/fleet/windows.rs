@@ -6,11 +6,11 @@
 //! small one (flat as the fleet grows).
 
 use crate::{Figure, lower, median, timed};
-use nodemaint::authority::window::WindowState;
-use nodemaint::maintenance::estate::WindowQuery;
-use nodemaint::runtime::sql::{now_utc, quote, stmt, uuid_v4_expr};
+use nodemaint::authority::WindowState;
+use nodemaint::maintenance::WindowQuery;
 use nodemaint::tick::{self, TickOptions};
 use nodemaint::{Caller, Maintenance, Policy};
+use nodemaint_runtime::sql::{now_utc, quote, stmt, uuid_v4_expr};
 use sea_orm::{ConnectionTrait, DatabaseConnection, DbBackend, TransactionTrait, Value};
 
 /// Adds `node_maintenance.ends_at` to the hand-written side's copy, which
@@ -68,7 +68,7 @@ pub async fn expired_windows(db: &DatabaseConnection, count: u64) {
 async fn hand_expire(db: &DatabaseConnection) {
     let backend = db.get_database_backend();
     let (uuid, user, ty) = (uuid_v4_expr(backend), quote(backend, "user"), quote(backend, "type"));
-    let event = nodemaint::runtime::sql::concat(
+    let event = nodemaint_runtime::sql::concat(
         backend,
         &["'maintenance entry '", "m.uuid", "' expired (type '", &format!("m.{ty}"), "', reason: '", "m.reason", "')'"],
     );

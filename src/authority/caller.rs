@@ -6,7 +6,7 @@
 use serde::Serialize;
 
 /// The single logical identity the conductor uses for `fault` entries.
-pub const CONDUCTOR_IDENTITY: &str = "ironic-conductor";
+pub(crate) const CONDUCTOR_IDENTITY: &str = "ironic-conductor";
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Caller {
@@ -22,7 +22,7 @@ pub struct Caller {
 }
 
 /// Keystone's default role hierarchy: a token lists the implied roles too.
-pub fn with_implied_roles<I: IntoIterator<Item = S>, S: AsRef<str>>(roles: I) -> Vec<String> {
+pub(crate) fn with_implied_roles<I: IntoIterator<Item = S>, S: AsRef<str>>(roles: I) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     let mut push = |r: &str| {
         if !out.iter().any(|have| have == r) {

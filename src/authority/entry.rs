@@ -104,14 +104,14 @@ impl EntryView {
 }
 
 /// Stored `extra` text as a JSON object (`{}` when empty or unreadable).
-pub fn parse_extra(text: Option<&str>) -> serde_json::Value {
+pub(crate) fn parse_extra(text: Option<&str>) -> serde_json::Value {
     text.and_then(|t| serde_json::from_str::<serde_json::Value>(t).ok())
         .filter(serde_json::Value::is_object)
         .unwrap_or_else(|| serde_json::json!({}))
 }
 
 /// A type the typed API accepts: registered and not reserved.
-pub fn typed_api_type(name: &str) -> Result<&'static EntryType> {
+pub(crate) fn typed_api_type(name: &str) -> Result<&'static EntryType> {
     match EntryType::lookup(name) {
         None => Err(Rejected::UnknownType { name: name.to_owned() }),
         Some(t) if t.reserved() => Err(Rejected::ReservedType { name: name.to_owned() }),
@@ -119,7 +119,7 @@ pub fn typed_api_type(name: &str) -> Result<&'static EntryType> {
     }
 }
 
-pub fn check_reason(reason: Option<&str>) -> Result<()> {
+pub(crate) fn check_reason(reason: Option<&str>) -> Result<()> {
     if let Some(reason) = reason {
         check_no_nul("Maintenance reason", reason)?;
         let chars = reason.chars().count();
@@ -133,7 +133,7 @@ pub fn check_reason(reason: Option<&str>) -> Result<()> {
 /// Text with a NUL character, which PostgreSQL cannot store in a text
 /// column (and the other backends would keep, so one database would differ
 /// from another), is refused before anything is written.
-pub fn check_no_nul(what: &str, text: &str) -> Result<()> {
+pub(crate) fn check_no_nul(what: &str, text: &str) -> Result<()> {
     if text.contains('\0') {
         return Err(Rejected::Nul { what: what.to_owned() });
     }
@@ -141,7 +141,7 @@ pub fn check_no_nul(what: &str, text: &str) -> Result<()> {
 }
 
 /// `extra` must be a JSON object; returns its stored text.
-pub fn check_extra(extra: Option<&serde_json::Value>) -> Result<Option<String>> {
+pub(crate) fn check_extra(extra: Option<&serde_json::Value>) -> Result<Option<String>> {
     let Some(extra) = extra else { return Ok(None) };
     if !extra.is_object() {
         return Err(Rejected::ExtraNotObject { kind: json_kind(extra) });
@@ -170,7 +170,7 @@ fn json_kind(v: &serde_json::Value) -> &'static str {
 }
 
 /// Identity fields stored in `node_maintenance` must fit `VARCHAR(255)`.
-pub fn check_identity(what: &str, value: &str) -> Result<()> {
+pub(crate) fn check_identity(what: &str, value: &str) -> Result<()> {
     check_no_nul(what, value)?;
     let chars = value.chars().count();
     if chars > IDENTITY_MAX_CHARS {

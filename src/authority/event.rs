@@ -13,8 +13,8 @@
 use crate::authority::caller::Caller;
 use crate::authority::masking::MASK;
 use chrono::{NaiveDateTime, SubsecRound};
-use nodemaint_entity::node_maintenance;
 use nodemaint_entity::vocab::iso8601;
+use nodemaint_entity::{node_maintenance, node_maintenance_event};
 use nodemaint_migration::backfill::EVENT_REASON_MAX;
 use serde::Serialize;
 use std::borrow::Cow;
@@ -108,6 +108,30 @@ pub struct MaintenanceEvent {
 }
 
 impl MaintenanceEvent {
+    /// A typed row read back as the event it records; `None` for a row
+    /// typed from an older text (its identities are not known).
+    pub fn from_row(row: &node_maintenance_event::Model) -> Option<MaintenanceEvent> {
+        if row.from_text {
+            return None;
+        }
+        Some(MaintenanceEvent {
+            kind: EventKind::parse(&row.kind)?,
+            node_id: row.node_id,
+            entry_uuid: row.entry_uuid.clone(),
+            entry_type: row.entry_type.clone(),
+            scope: row.scope.clone(),
+            reason: row.reason.clone(),
+            asserted_by: row.asserted_by.clone().unwrap_or_default(),
+            asserted_by_project: row.asserted_by_project.clone().unwrap_or_default(),
+            asserted_at: row.asserted_at?.trunc_subsecs(0),
+            ends_at: row.ends_at.map(|t| t.trunc_subsecs(0)),
+            actor: row.actor.clone(),
+            actor_project: row.actor_project.clone(),
+            note: row.note.clone(),
+            at: row.created_at.trunc_subsecs(0),
+        })
+    }
+
     /// `kind` happening to `entry` by `actor` at `at`.
     pub fn new(
         kind: EventKind,
@@ -134,7 +158,7 @@ impl MaintenanceEvent {
         }
     }
 
-    /// The history text: [`template`] filled from this event.
+    /// The history text: the kind's one template filled from this event.
     pub fn text(&self) -> String {
         let mut out = String::with_capacity(160 + self.reason.as_ref().map_or(0, String::len));
         render(&template(self.kind), self, &mut out);
@@ -183,7 +207,7 @@ impl MaintenanceEvent {
 /// `none`, a missing reason `None`, a time [`iso8601`], a reason at most
 /// [`EVENT_REASON_MAX`] characters (the entry keeps it whole).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Field {
+pub(crate) enum Field {
     EntryUuid,
     Kind,
     Type,
@@ -200,7 +224,7 @@ pub enum Field {
 
 /// A piece of the text's template.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Piece {
+pub(crate) enum Piece {
     Text(&'static str),
     Field(Field),
     /// Its pieces when the field has a value, else nothing.
@@ -243,7 +267,7 @@ const CLOSING: &[Piece] = &[
 /// (type T, scope S[, asserted by A (project P) at T][, ends E], reason:
 /// R) by U (project Q)[ [note]]`. The asserter is named when it is not the
 /// actor; a window's end in every event about it.
-pub fn template(kind: EventKind) -> Vec<Piece> {
+pub(crate) fn template(kind: EventKind) -> Vec<Piece> {
     let mut pieces = OPENING.to_vec();
     if kind.names_asserter() {
         pieces.extend_from_slice(ASSERTER);
@@ -267,17 +291,17 @@ fn render(pieces: &[Piece], event: &MaintenanceEvent, out: &mut String) {
 }
 
 /// How every maintenance event's text begins.
-pub const TEXT_OPENING: &str = "maintenance entry ";
+pub(crate) const TEXT_OPENING: &str = "maintenance entry ";
 
 /// What a reader below system scope sees of a maintenance event that has
 /// no typed fields (written by an older nodemaint after the upgrade).
-pub const UNTYPED: &str =
+pub(crate) const UNTYPED: &str =
     "maintenance event recorded without typed fields (by an older nodemaint); its text is shown at system scope";
 
 /// The text a reader below an event's asserter or actor sees of an event
 /// typed from an older history text, whose identities are not known apart
 /// from the rest: its opening only, so nothing of them can show.
-pub fn opening_only(kind: &str, entry_uuid: &str, entry_type: &str, scope: &str) -> String {
+pub(crate) fn opening_only(kind: &str, entry_uuid: &str, entry_type: &str, scope: &str) -> String {
     format!(
         "maintenance entry {entry_uuid} {kind} (type {entry_type}, scope {scope}; recorded before typed events, \
          the rest is shown at system scope)"

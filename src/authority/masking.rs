@@ -29,7 +29,7 @@ pub fn is_masked(caller_scope: Scope, entry_scope: Scope) -> bool {
 }
 
 /// The scope an event's actor acted at, from its project (see the module doc).
-pub fn actor_scope(project: Option<&str>, owner: Option<&str>, lessee: Option<&str>) -> Scope {
+pub(crate) fn actor_scope(project: Option<&str>, owner: Option<&str>, lessee: Option<&str>) -> Scope {
     match project.filter(|p| !p.is_empty()) {
         Some(p) if owner == Some(p) => Scope::Owner,
         Some(p) if lessee == Some(p) => Scope::Lessee,
@@ -41,7 +41,7 @@ pub fn actor_scope(project: Option<&str>, owner: Option<&str>, lessee: Option<&s
 /// see: `(asserter, actor)`. The asserter is the entry's, at its scope; the
 /// actor acted at the entry's scope when it is the asserter (`by_asserter`),
 /// else at the scope its project gives it on the node ([`actor_scope`]).
-pub fn event_masks(
+pub(crate) fn event_masks(
     reader: Scope,
     entry_scope: Scope,
     by_asserter: bool,

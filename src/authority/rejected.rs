@@ -10,7 +10,7 @@ use nodemaint_entity::Scope;
 use nodemaint_entity::vocab::{REGISTRY, iso8601};
 
 /// What a time argument may look like, for error messages.
-pub const TIME_FORMS: &str =
+pub(crate) const TIME_FORMS: &str =
     "an RFC 3339 time such as 2026-12-05T22:00:00Z, or +30m / +2h / +1d from now (-1d: a day ago)";
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -144,7 +144,7 @@ impl Rejected {
     }
 }
 
-pub type Result<T, E = Rejected> = std::result::Result<T, E>;
+pub(crate) type Result<T, E = Rejected> = std::result::Result<T, E>;
 
 fn project_text(project: &str) -> String {
     if project.is_empty() { "no project".to_owned() } else { format!("project {project}") }

@@ -34,7 +34,7 @@ pub enum Denial {
 
 /// An entry's scope as stored; anything unreadable counts as system, the
 /// most protected, so a corrupt row can never be released by accident.
-pub fn entry_scope(entry: &node_maintenance::Model) -> Scope {
+pub(crate) fn entry_scope(entry: &node_maintenance::Model) -> Scope {
     Scope::parse(&entry.scope).unwrap_or(Scope::System)
 }
 
@@ -56,7 +56,7 @@ pub fn floor(who: &Authority, entry: &node_maintenance::Model) -> Result<(), Den
 }
 
 /// A refusal of one entry, worded as the spec's scenarios 5 and 6 show it.
-pub struct Refusal<'a> {
+pub(crate) struct Refusal<'a> {
     pub entry: &'a node_maintenance::Model,
     pub denial: Denial,
     pub caller_scope: Scope,
@@ -89,7 +89,7 @@ impl fmt::Display for Refusal<'_> {
 /// Per entry, in order: `None` when `who` may release it, else why not (the
 /// text of the 403 it would get). `policy_allows` is the per-entry remove
 /// policy, checked before the floors.
-pub fn release_plan(
+pub(crate) fn release_plan(
     who: &Authority,
     entries: &[node_maintenance::Model],
     rule: &str,

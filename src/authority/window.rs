@@ -39,11 +39,11 @@ pub fn parse_time(text: &str, now: NaiveDateTime, what: &str) -> Result<NaiveDat
 /// DATETIME ends with year 9999 (a later one is stored as zeros), and
 /// SQLite compares times as text, where `+10000-…` sorts before `2026-…`.
 /// Nothing about maintenance needs a time before the Unix epoch.
-pub const EARLIEST: NaiveDateTime = match chrono::NaiveDate::from_ymd_opt(1970, 1, 1) {
+pub(crate) const EARLIEST: NaiveDateTime = match chrono::NaiveDate::from_ymd_opt(1970, 1, 1) {
     Some(d) => d.and_hms_opt(0, 0, 0).expect("midnight"),
     None => panic!("a valid date"),
 };
-pub const LATEST: NaiveDateTime = match chrono::NaiveDate::from_ymd_opt(9999, 12, 31) {
+pub(crate) const LATEST: NaiveDateTime = match chrono::NaiveDate::from_ymd_opt(9999, 12, 31) {
     Some(d) => d.and_hms_opt(23, 59, 59).expect("a valid time"),
     None => panic!("a valid date"),
 };
@@ -99,7 +99,7 @@ impl std::str::FromStr for WindowState {
 
 /// A window's times after the checks of [`check`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Times {
+pub(crate) struct Times {
     /// `Some` when the window starts later: it is scheduled, not active.
     pub scheduled_start: Option<NaiveDateTime>,
     pub ends_at: NaiveDateTime,
@@ -107,7 +107,7 @@ pub struct Times {
 
 /// The rules for a new window: a reason, an end in the future and after the
 /// start. A start absent or not in the future makes the window active now.
-pub fn check(
+pub(crate) fn check(
     reason: Option<&str>,
     starts_at: Option<NaiveDateTime>,
     ends_at: NaiveDateTime,
@@ -129,7 +129,7 @@ pub fn check(
 
 /// An extension: the new end must be later than the current one and in the
 /// future (a window is never shortened; ending it early is releasing it).
-pub fn check_extension(current: NaiveDateTime, new_end: NaiveDateTime, now: NaiveDateTime) -> Result<()> {
+pub(crate) fn check_extension(current: NaiveDateTime, new_end: NaiveDateTime, now: NaiveDateTime) -> Result<()> {
     if new_end <= now {
         return Err(Rejected::ExtensionNotInFuture { end: new_end, now });
     }
@@ -141,7 +141,7 @@ pub fn check_extension(current: NaiveDateTime, new_end: NaiveDateTime, now: Naiv
 
 /// Whether `[a_start, a_end)` and `[b_start, b_end)` share a moment; `None`
 /// ends never.
-pub fn overlaps(
+pub(crate) fn overlaps(
     a_start: NaiveDateTime,
     a_end: Option<NaiveDateTime>,
     b_start: NaiveDateTime,

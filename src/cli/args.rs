@@ -2,7 +2,7 @@
 //! an example.
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
-use nodemaint::authority::window::WindowState;
+use nodemaint::authority::WindowState;
 use std::path::PathBuf;
 
 #[derive(Parser, Debug)]

@@ -11,14 +11,14 @@ use args::{
     ReconcileArgs, ServeArgs, UpgradeCommand, WindowsCommand,
 };
 use nodemaint::admin::{fleet, legacy_nodes};
-use nodemaint::authority::{entry, window};
+use nodemaint::authority::{parse_extra_arg, parse_time};
 use nodemaint::config::Config;
 use nodemaint::db::Access;
-use nodemaint::maintenance::estate::WindowQuery;
-use nodemaint::runtime::sql::now_utc;
-use nodemaint::store::locks::{Lock, LockWait};
+use nodemaint::db::{Lock, LockWait};
+use nodemaint::maintenance::WindowQuery;
 use nodemaint::tick::{self, TickOptions};
 use nodemaint::{Caller, Error, Maintenance, NewEntry, Policy, Result, db, nodes, schema};
+use nodemaint_runtime::sql::now_utc;
 use render::Output;
 use sea_orm::DatabaseConnection;
 use std::time::Duration;
@@ -374,10 +374,10 @@ async fn maintenance_command(cmd: &MaintenanceCommand, global: &Global, out: &Ou
             out.entries(&entries);
         }
         MaintenanceCommand::Add { node, entry_type, reason, extra, start, end, caller } => {
-            let extra = extra.as_deref().map(entry::parse_extra_arg).transpose()?;
+            let extra = extra.as_deref().map(parse_extra_arg).transpose()?;
             let now = now_utc();
-            let starts_at = start.as_deref().map(|t| window::parse_time(t, now, "--start")).transpose()?;
-            let ends_at = end.as_deref().map(|t| window::parse_time(t, now, "--end")).transpose()?;
+            let starts_at = start.as_deref().map(|t| parse_time(t, now, "--start")).transpose()?;
+            let ends_at = end.as_deref().map(|t| parse_time(t, now, "--end")).transpose()?;
             let request =
                 NewEntry { entry_type: entry_type.clone(), reason: read_reason(reason)?, extra, starts_at, ends_at };
             let created =
@@ -387,7 +387,7 @@ async fn maintenance_command(cmd: &MaintenanceCommand, global: &Global, out: &Ou
             }
         }
         MaintenanceCommand::Extend { node, entry, end, caller } => {
-            let ends_at = window::parse_time(end, now_utc(), "--end")?;
+            let ends_at = parse_time(end, now_utc(), "--end")?;
             let svc = service(global, caller, Access::ReadWrite).await?;
             let extended = svc.extend(&caller_from(caller), node, entry, ends_at).await?;
             if out.confirms() {
@@ -436,7 +436,7 @@ async fn maintenance_command(cmd: &MaintenanceCommand, global: &Global, out: &Ou
 async fn windows_command(cmd: &WindowsCommand, global: &Global, out: &Output) -> Result<u8> {
     match cmd {
         WindowsCommand::List { state, since, limit, marker, caller } => {
-            let since = since.as_deref().map(|t| window::parse_time(t, now_utc(), "--since")).transpose()?;
+            let since = since.as_deref().map(|t| parse_time(t, now_utc(), "--since")).transpose()?;
             let query = WindowQuery { states: state.clone(), since, limit: *limit, marker: marker.clone() };
             let svc = service(global, caller, Access::ReadOnly).await?;
             out.windows(&svc.windows(&caller_from(caller), &query).await?);

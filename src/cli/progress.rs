@@ -1,7 +1,7 @@
 //! Progress bars for long work, drawn on stderr only when it is a terminal.
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-use nodemaint::runtime::progress::{NoProgress, Progress};
+use nodemaint_runtime::progress::{NoProgress, Progress};
 use std::io::IsTerminal;
 use std::sync::Arc;
 

@@ -6,7 +6,7 @@ use super::args::Format;
 use nodemaint::HistoryView;
 use nodemaint::admin::fleet::SeedReport;
 use nodemaint::entity::nodes;
-use nodemaint::maintenance::estate::{WindowDetail, WindowRow};
+use nodemaint::maintenance::{WindowDetail, WindowRow};
 use nodemaint::nodes::NodeView;
 use nodemaint::reconcile::ReconcileReport;
 use nodemaint::schema::{MigrationRow, Removal, UpgradeReport};

@@ -1,7 +1,7 @@
 //! Configuration: nodemaint's own TOML file (`--config FILE`) or the
 //! deployer's `ironic.conf` (`--config-file FILE`, repeatable, and
 //! `--config-dir DIR`, oslo.config's syntax and Ironic's key names; see
-//! [`oslo`]). Both fill one [`Config`], and a key that exists in both means
+//! `oslo.rs`). Both fill one [`Config`], and a key that exists in both means
 //! the same in both. A flag or `NODEMAINT_DATABASE_URL` wins over a file,
 //! a file over the built-in default.
 //!
@@ -17,7 +17,7 @@
 //! pin_release_version = "2025.2"   # set during a rolling upgrade
 //! ```
 
-pub mod oslo;
+pub(crate) mod oslo;
 
 use crate::error::{Error, Result};
 use crate::store::transaction::RetryPolicy;
@@ -174,7 +174,7 @@ fn default_connect_timeout() -> u64 {
 /// is answered 503: long enough for a busy pool to free one, short enough
 /// that a client (or a load balancer's health check) learns of a dead
 /// database in seconds instead of hanging. oslo.db's `pool_timeout` key.
-pub const DEFAULT_POOL_TIMEOUT: Duration = Duration::from_secs(3);
+pub(crate) const DEFAULT_POOL_TIMEOUT: Duration = Duration::from_secs(3);
 
 #[derive(Debug, Default, Clone, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
@@ -224,7 +224,7 @@ impl DatabaseSection {
         })
     }
 
-    /// How long a request waits for a connection ([`DEFAULT_POOL_TIMEOUT`]).
+    /// How long a request waits for a connection (3 s unless configured).
     pub fn pool_timeout(&self) -> Result<Duration> {
         let timeout = seconds("pool_timeout", self.pool_timeout, DEFAULT_POOL_TIMEOUT)?;
         if timeout.is_zero() {

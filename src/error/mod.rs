@@ -45,7 +45,7 @@ pub enum Error {
 }
 
 /// What a database failure was, decided from the server's codes (never its
-/// text) by [`DbFailure::classify`].
+/// text).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum DbFailure {
     /// A deadlock, or a Galera certification conflict (reported as one):
@@ -78,7 +78,7 @@ pub enum DbFailure {
 
 /// Which server a code came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Server {
+pub(crate) enum Server {
     Postgres,
     Mysql,
     Sqlite,
@@ -87,7 +87,7 @@ pub enum Server {
 impl DbFailure {
     /// Classifies a server error from its SQLSTATE (PostgreSQL, MySQL) and
     /// vendor number (MySQL's error number, SQLite's extended result code).
-    pub fn classify(server: Server, sqlstate: Option<&str>, number: Option<i64>) -> DbFailure {
+    pub(crate) fn classify(server: Server, sqlstate: Option<&str>, number: Option<i64>) -> DbFailure {
         match server {
             Server::Postgres => match sqlstate.unwrap_or_default() {
                 "40P01" => DbFailure::Deadlock,
@@ -208,7 +208,7 @@ pub fn one_line(text: &str) -> String {
 }
 
 /// What a database error says, without sea-orm's wrapper prefixes.
-pub fn describe(e: &DbErr) -> String {
+pub(crate) fn describe(e: &DbErr) -> String {
     let text = e.to_string();
     let text = text
         .trim_start_matches("Execution Error: ")
@@ -219,7 +219,7 @@ pub fn describe(e: &DbErr) -> String {
 }
 
 /// The server's own error inside a sea-orm error, when there is one.
-pub fn database_error(e: &DbErr) -> Option<&(dyn sqlx::error::DatabaseError + 'static)> {
+pub(crate) fn database_error(e: &DbErr) -> Option<&(dyn sqlx::error::DatabaseError + 'static)> {
     use sea_orm::RuntimeErr;
     match e {
         DbErr::Exec(RuntimeErr::SqlxError(inner))
@@ -249,7 +249,7 @@ fn lost_connection(e: &DbErr) -> bool {
 }
 
 /// What the server's codes say `e` was (`Other` for a failure with no server error).
-pub fn failure_of(e: &DbErr) -> DbFailure {
+pub(crate) fn failure_of(e: &DbErr) -> DbFailure {
     let Some(db) = database_error(e) else { return DbFailure::Other };
     let sqlstate = db.code();
     if let Some(mysql) = db.try_downcast_ref::<sqlx::mysql::MySqlDatabaseError>() {

@@ -26,10 +26,8 @@ use serde::Serialize;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-pub use crate::store::batches::{DEFAULT_BATCH_SIZE, SQLITE_DEFAULT_BATCH_SIZE, default_batch_size};
-
 pub struct ReconcileOptions {
-    /// Candidate nodes per repair transaction; `None`: [`default_batch_size`].
+    /// Candidate nodes per repair transaction; `None`: the backend's default (1,000; 10,000 on SQLite).
     pub batch_size: Option<i64>,
     /// Stop after this many repairs (a repair is one drifted node, or one entry without a node).
     pub max_count: Option<u64>,
@@ -65,13 +63,13 @@ pub struct KindSummary {
     pub found: u64,
     pub repaired: u64,
     pub remaining: u64,
-    /// Up to [`EXAMPLES_PER_KIND`] of the nodes found (uuid, or `id N` for
+    /// Up to five of the nodes found (uuid, or `id N` for
     /// an entry whose node is gone), so a dry run says where to look.
     pub examples: Vec<String>,
 }
 
 /// How many nodes each drift kind names in the report.
-pub const EXAMPLES_PER_KIND: usize = 5;
+pub(crate) const EXAMPLES_PER_KIND: usize = 5;
 
 #[derive(Debug, Clone, Serialize, PartialEq, Eq)]
 pub struct ReconcileReport {
@@ -199,7 +197,7 @@ async fn repair_window(
     tally: &mut Tally,
     budget: &mut u64,
 ) -> Result<()> {
-    let size = options.batch_size.unwrap_or_else(|| default_batch_size(db.get_database_backend()));
+    let size = options.batch_size.unwrap_or_else(|| batches::default_batch_size(db.get_database_backend()));
     let batch = usize::try_from(size.max(1)).unwrap_or(usize::MAX);
     let mut at = lo;
     for group in ids.chunks(batch) {

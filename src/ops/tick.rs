@@ -26,8 +26,6 @@ use nodemaint_runtime::sql::now_utc;
 use sea_orm::{DatabaseConnection, DatabaseTransaction};
 use serde::Serialize;
 
-pub use crate::authority::batch::{EXPIRED_NOTE, WINDOWS_ACTOR, scheduler};
-
 #[derive(Default)]
 pub struct TickOptions {
     /// Windows per transaction; `None`: the set writers' default for the backend.

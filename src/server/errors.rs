@@ -31,8 +31,8 @@ impl From<nodemaint::Error> for ApiError {
     }
 }
 
-impl From<nodemaint::authority::rejected::Rejected> for ApiError {
-    fn from(rejected: nodemaint::authority::rejected::Rejected) -> Self {
+impl From<nodemaint::authority::Rejected> for ApiError {
+    fn from(rejected: nodemaint::authority::Rejected) -> Self {
         ApiError::Library(rejected.into())
     }
 }

@@ -11,13 +11,13 @@ use axum::body::Bytes;
 use axum::extract::State;
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use nodemaint::authority::window;
-use nodemaint::authority::window::WindowState;
-use nodemaint::maintenance::estate::{WindowDetail, WindowQuery};
+use nodemaint::authority::WindowState;
+use nodemaint::authority::parse_time;
+use nodemaint::maintenance::{WindowDetail, WindowQuery};
 use nodemaint::nodes::{NodeQuery, NodeView};
-use nodemaint::runtime::sql::now_utc;
 use nodemaint::{EntryView, NewEntry};
 use nodemaint_runtime::py_json::py_json;
+use nodemaint_runtime::sql::now_utc;
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 use std::collections::HashMap;
@@ -421,7 +421,7 @@ fn optional_time(
     key: &str,
     now: chrono::NaiveDateTime,
 ) -> Result<Option<chrono::NaiveDateTime>, ApiError> {
-    optional_string(map, key)?.map(|t| window::parse_time(&t, now, key).map_err(ApiError::from)).transpose()
+    optional_string(map, key)?.map(|t| parse_time(&t, now, key).map_err(ApiError::from)).transpose()
 }
 
 /// `PUT /v1/nodes/{node_ident}/maintenance` `{"reason": …}` (all versions):
@@ -578,7 +578,7 @@ pub async fn list_windows(
             .map(|s| s.split(',').filter(|s| !s.trim().is_empty()).map(str::parse).collect::<Result<_, _>>())
             .transpose()?
             .unwrap_or_default(),
-        since: params.since.as_deref().map(|t| window::parse_time(t, now_utc(), "since")).transpose()?,
+        since: params.since.as_deref().map(|t| parse_time(t, now_utc(), "since")).transpose()?,
         limit: parse_limit(params.limit.as_deref())?,
         marker: params.marker.clone(),
     };

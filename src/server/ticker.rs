@@ -4,7 +4,7 @@
 //! and a server that finds it held leaves that round to the holder.
 
 use nodemaint::RetryPolicy;
-use nodemaint::store::locks::LockWait;
+use nodemaint::db::LockWait;
 use nodemaint::tick::{self, TickOptions};
 use sea_orm::DatabaseConnection;
 use std::time::Duration;

@@ -225,7 +225,7 @@ fn bad_url(url: &str, why: &str) -> Error {
 }
 
 /// The URL with any password replaced by `***`, for messages and logs.
-pub fn redact(url: &str) -> String {
+pub(crate) fn redact(url: &str) -> String {
     if let Some((scheme, rest)) = url.split_once("://")
         && let Some((userinfo, host)) = rest.rsplit_once('@')
         && let Some((user, _password)) = userinfo.split_once(':')

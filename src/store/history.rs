@@ -29,17 +29,6 @@ fn cut(text: &str, max: usize) -> String {
     text.chars().take(max).collect()
 }
 
-/// Records `kind` happening now to `entry` by `actor` (see [`record_event`]).
-pub async fn record<C: ConnectionTrait>(
-    db: &C,
-    kind: EventKind,
-    entry: &nodemaint_entity::node_maintenance::Model,
-    actor: &crate::authority::caller::Caller,
-    note: Option<&str>,
-) -> Result<(), DbErr> {
-    record_event(db, &MaintenanceEvent::new(kind, entry, actor, note, nodemaint_runtime::sql::now_utc())).await
-}
-
 /// Writes one event: its history row and its typed row.
 pub async fn record_event<C: ConnectionTrait>(db: &C, event: &MaintenanceEvent) -> Result<(), DbErr> {
     // No RETURNING: nothing reads the rows back, and on MySQL an ActiveModel
@@ -103,30 +92,6 @@ pub(crate) fn event_rows(event: &MaintenanceEvent) -> (node_history::ActiveModel
         ..Default::default()
     };
     (history, typed)
-}
-
-/// A typed row read back as the event it records; `None` for a row typed
-/// from an older text (its identities are not known).
-pub fn event_of(row: &node_maintenance_event::Model) -> Option<MaintenanceEvent> {
-    if row.from_text {
-        return None;
-    }
-    Some(MaintenanceEvent {
-        kind: EventKind::parse(&row.kind)?,
-        node_id: row.node_id,
-        entry_uuid: row.entry_uuid.clone(),
-        entry_type: row.entry_type.clone(),
-        scope: row.scope.clone(),
-        reason: row.reason.clone(),
-        asserted_by: row.asserted_by.clone().unwrap_or_default(),
-        asserted_by_project: row.asserted_by_project.clone().unwrap_or_default(),
-        asserted_at: row.asserted_at?.trunc_subsecs(0),
-        ends_at: row.ends_at.map(|t| t.trunc_subsecs(0)),
-        actor: row.actor.clone(),
-        actor_project: row.actor_project.clone(),
-        note: row.note.clone(),
-        at: row.created_at.trunc_subsecs(0),
-    })
 }
 
 /// The typed rows of the history rows with these uuids, by uuid.
@@ -320,7 +285,7 @@ pub(crate) fn masked_text(row: &node_maintenance_event::Model, asserter: bool, a
     if !(asserter || actor) {
         return None;
     }
-    Some(match event_of(row) {
+    Some(match MaintenanceEvent::from_row(row) {
         Some(event) => event.masked(asserter, actor).text(),
         None => event::opening_only(&row.kind, &row.entry_uuid, &row.entry_type, &row.scope),
     })
@@ -341,7 +306,7 @@ pub struct HistoryView {
 impl HistoryView {
     /// This history row as a reader at `reader` on a node with this owner
     /// and lessee may see it: the identities above its scope masked, read
-    /// from the event's typed row (see [`crate::authority::masking`]). A
+    /// from the event's typed row (see `authority/masking.rs`). A
     /// row without one is another service's event: its actor is masked by
     /// its project (and one of ours without it is shown at system scope only).
     pub fn for_caller(

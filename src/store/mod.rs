@@ -16,6 +16,7 @@ pub(crate) mod due;
 pub(crate) mod estate;
 pub mod history;
 pub(crate) mod invariant;
+#[cfg(feature = "fixtures")]
 pub(crate) mod legacy;
 pub mod locks;
 pub(crate) mod migrations;

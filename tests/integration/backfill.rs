@@ -7,7 +7,7 @@ use crate::backend_tests;
 use crate::catalog;
 use crate::common::{TestDb, count, ok, rows, text};
 use nodemaint::admin::legacy_nodes::{self, NewNode};
-use nodemaint::migration::backfill::{BackfillOptions, backfill_legacy_entries};
+use nodemaint_migration::backfill::{BackfillOptions, backfill_legacy_entries};
 use sea_orm::{ConnectionTrait, DatabaseConnection, DbBackend};
 
 /// Nodes in and out of maintenance, with and without reasons, as Ironic holds them.
@@ -29,7 +29,7 @@ async fn ironic_fleet(t: &TestDb) -> DatabaseConnection {
             .unwrap();
         // Ironic keeps whatever reason text it had, even on a node out of maintenance.
         if let Some(reason) = reason {
-            let sql = nodemaint::runtime::sql::stmt(
+            let sql = nodemaint_runtime::sql::stmt(
                 db.get_database_backend(),
                 "UPDATE nodes SET maintenance_reason = ? WHERE name = ?",
                 vec![reason.into(), name.into()],

@@ -127,7 +127,7 @@ pub async fn foreign_keys(db: &DatabaseConnection, table: &str) -> Vec<ForeignKe
 }
 
 pub async fn tables(db: &DatabaseConnection) -> Vec<String> {
-    let mut t = nodemaint::runtime::probe::tables(db).await.unwrap();
+    let mut t = nodemaint_runtime::probe::tables(db).await.unwrap();
     t.sort();
     t
 }

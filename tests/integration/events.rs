@@ -9,15 +9,15 @@ use crate::api::{As, OPERATOR, Server, WINDOWS};
 use crate::backend_tests;
 use crate::common::{TestDb, count, ok};
 use chrono::{Duration as Span, NaiveDateTime};
+use nodemaint::MaintenanceEvent;
 use nodemaint::admin::legacy_nodes::{self, NewNode, NodeChange};
-use nodemaint::authority::window::WindowState;
+use nodemaint::authority::WindowState;
 use nodemaint::entity::{node_history, node_maintenance_event};
-use nodemaint::maintenance::estate::{WindowDetail, WindowQuery};
-use nodemaint::runtime::sql::now_utc;
+use nodemaint::maintenance::{WindowDetail, WindowQuery};
 use nodemaint::schema::{self, UpgradeOptions};
-use nodemaint::store::history::event_of;
 use nodemaint::tick::{self, TickOptions};
 use nodemaint::{Caller, Maintenance, NewEntry, Policy};
+use nodemaint_runtime::sql::now_utc;
 use reqwest::{Method, StatusCode};
 use sea_orm::{ColumnTrait, ConnectionTrait, DatabaseConnection, EntityTrait, QueryFilter, QueryOrder};
 use serde_json::json;
@@ -275,7 +275,7 @@ async fn every_events_typed_row_reads_back_as_its_history_text(t: TestDb) {
     let mut kinds = std::collections::BTreeSet::new();
     for h in &history {
         let row = typed.iter().find(|e| e.history_uuid == h.uuid).unwrap_or_else(|| panic!("untyped: {h:?}"));
-        let event = event_of(row).unwrap_or_else(|| panic!("not a typed event: {row:?}"));
+        let event = MaintenanceEvent::from_row(row).unwrap_or_else(|| panic!("not a typed event: {row:?}"));
         assert_eq!(h.event.as_deref(), Some(event.text().as_str()), "rendered by the one template");
         assert_eq!((h.node_id, h.created_at), (Some(event.node_id), Some(event.at)));
         kinds.insert(row.kind.clone());
@@ -326,7 +326,7 @@ async fn older_events_are_typed_from_their_opening_and_masked_whole(t: TestDb) {
     // An older nodemaint still running after the upgrade writes a text
     // without a typed row: below system scope it is not shown at all.
     let node = count(&db, "SELECT id FROM nodes WHERE name = 'myNode'").await;
-    let user = nodemaint::runtime::sql::quote(db.get_database_backend(), "user");
+    let user = nodemaint_runtime::sql::quote(db.get_database_backend(), "user");
     db.execute_unprepared(&format!(
         "INSERT INTO node_history (uuid, event_type, severity, event, {user}, project, node_id, version, created_at) \
          VALUES ('00000000-0000-4000-8000-000000000001', 'maintenance', 'info', 'maintenance entry {u} released \

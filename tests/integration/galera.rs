@@ -276,10 +276,7 @@ async fn a_lock_holder_killed_with_sigkill_leaves_the_lock_to_the_next_within_th
     ok(&next);
     let waited = started.elapsed();
     assert!(stderr(&next).contains("Waiting for the migration lock"), "it found the lock held: {}", stderr(&next));
-    assert!(
-        waited <= nodemaint::runtime::lock::LEASE + Duration::from_secs(10),
-        "took it within the lease: {waited:?}"
-    );
+    assert!(waited <= nodemaint_runtime::lock::LEASE + Duration::from_secs(10), "took it within the lease: {waited:?}");
     let db = connect(&urls[2]).await;
     let maintained = count(&db, "SELECT COUNT(*) FROM nodes WHERE maintenance").await;
     assert_eq!(count(&db, "SELECT COUNT(*) FROM node_maintenance WHERE type = 'legacy'").await, maintained);

@@ -421,7 +421,7 @@ async fn reconcile_killed_mid_run_then_rerun_loses_and_doubles_nothing(t: TestDb
 async fn drift_in_every_detection_window_is_found(t: TestDb) {
     let db = t.connect().await;
     schema::upgrade(&db, &t.url, UpgradeOptions::default()).await.unwrap();
-    let window = nodemaint::runtime::drift::DETECT_WINDOW;
+    let window = nodemaint_runtime::drift::DETECT_WINDOW;
     let ids = [1, window + 7, 2 * window + 11, 3 * window + 13, 4 * window + 17];
     for (i, id) in ids.iter().enumerate() {
         let node = nodemaint::admin::legacy_nodes::create(
@@ -455,9 +455,9 @@ async fn drift_in_every_detection_window_is_found(t: TestDb) {
 async fn a_repair_transaction_spanning_several_chunks_repairs_them_all(t: TestDb) {
     let db = t.connect().await;
     schema::upgrade(&db, &t.url, UpgradeOptions::default()).await.unwrap();
-    let nodes = 2 * nodemaint::runtime::drift::LOAD_CHUNK as u64 + 500;
+    let nodes = 2 * nodemaint_runtime::drift::LOAD_CHUNK as u64 + 500;
     // Every node set in maintenance by an old service: no entries.
-    nodemaint::admin::fleet::seed(&db, nodes, 1.0, 7, &nodemaint::runtime::progress::NoProgress).await.unwrap();
+    nodemaint::admin::fleet::seed(&db, nodes, 1.0, 7, &nodemaint_runtime::progress::NoProgress).await.unwrap();
     assert_eq!(count(&db, "SELECT COUNT(*) FROM node_maintenance").await, 0);
     let options = nodemaint::reconcile::ReconcileOptions { batch_size: Some(nodes as i64), ..Default::default() };
     let report = nodemaint::reconcile::reconcile(&db, &t.url, options).await.unwrap();
@@ -473,7 +473,7 @@ async fn a_repair_transaction_spanning_several_chunks_repairs_them_all(t: TestDb
 async fn the_benchmarks_drift_of_every_kind_is_repaired(t: TestDb) {
     t.load_ironic_schema().await;
     let db = t.connect().await;
-    nodemaint::admin::fleet::seed(&db, 3_000, 0.5, 42, &nodemaint::runtime::progress::NoProgress).await.unwrap();
+    nodemaint::admin::fleet::seed(&db, 3_000, 0.5, 42, &nodemaint_runtime::progress::NoProgress).await.unwrap();
     schema::upgrade(&db, &t.url, UpgradeOptions::default()).await.unwrap();
     assert_eq!(nodemaint_cmd(&t.url, &["upgrade", "check"]).output().unwrap().status.code(), Some(0));
     nodemaint_test_support::drift::inject(&db, &t.url).await;

@@ -8,13 +8,13 @@ use crate::backend_tests;
 use crate::common::{TestDb, count, nodemaint_cmd, stderr, stdout};
 use chrono::{Duration as Span, NaiveDateTime};
 use nodemaint::admin::legacy_nodes::{self, NewNode, NodeChange};
-use nodemaint::authority::window::WindowState;
+use nodemaint::authority::WindowState;
 use nodemaint::entity::{node_history, node_maintenance};
-use nodemaint::maintenance::estate::{WindowDetail, WindowQuery};
-use nodemaint::runtime::sql::now_utc;
+use nodemaint::maintenance::{WindowDetail, WindowQuery};
 use nodemaint::schema::{self, UpgradeOptions};
 use nodemaint::tick::{self, TickOptions, TickReport};
 use nodemaint::{Caller, Maintenance, NewEntry, Policy, nodes};
+use nodemaint_runtime::sql::now_utc;
 use sea_orm::{ActiveValue::Set, ColumnTrait, DatabaseConnection, EntityTrait, QueryFilter};
 use std::process::Stdio;
 use std::time::Duration;
@@ -97,7 +97,7 @@ async fn a_window_is_released_by_the_tick_once_its_end_passes(t: TestDb) {
     assert_eq!(expired.len(), 1, "{expired:?}");
     let text = expired[0].event.clone().unwrap();
     assert!(text.contains(&hold.uuid) && text.contains("released by the schedule"), "{text}");
-    assert_eq!(expired[0].user.as_deref(), Some(tick::WINDOWS_ACTOR), "the schedule acted");
+    assert_eq!(expired[0].user.as_deref(), Some("nodemaint-windows"), "the schedule acted");
 
     let again = run_tick(&db, &t).await;
     assert_eq!((again.expired, again.started), (0, 0), "a second tick does nothing");
@@ -110,9 +110,8 @@ async fn a_window_is_released_by_the_tick_once_its_end_passes(t: TestDb) {
 /// the one renderer writes, whatever the reason holds (quotes, `%`, `?`,
 /// non-ASCII, over the event's length limit, none) and whoever asserted it.
 async fn the_ticks_expiry_events_read_as_the_library_writes_them(t: TestDb) {
-    use nodemaint::authority::event::{EventKind, MaintenanceEvent};
+    use nodemaint::authority::{EventKind, MaintenanceEvent};
     use nodemaint::entity::node_maintenance_event;
-    use nodemaint::store::history::event_of;
     let (svc, db) = setup(&t).await;
     let odd = "it's 100% ?broken — ünïcode; \"quoted\" \\ back";
     let long = "x".repeat(5000);
@@ -139,6 +138,9 @@ async fn the_ticks_expiry_events_read_as_the_library_writes_them(t: TestDb) {
 
     let report = run_tick(&db, &t).await;
     assert_eq!(report.expired, 3);
+    // What the tick records as, spelt out: the contract, not the constant.
+    const EXPIRED_NOTE: &str = "the window ended; released by the schedule";
+    let scheduler = Caller::system("nodemaint-windows", &["admin", "service"]);
     for entry in &before {
         let typed: Vec<node_maintenance_event::Model> = node_maintenance_event::Entity::find()
             .filter(node_maintenance_event::Column::EntryUuid.eq(entry.uuid.clone()))
@@ -147,9 +149,8 @@ async fn the_ticks_expiry_events_read_as_the_library_writes_them(t: TestDb) {
             .await
             .unwrap();
         assert_eq!(typed.len(), 1, "one expiry event for {}", entry.uuid);
-        let event = event_of(&typed[0]).expect("a typed event");
-        let expected =
-            MaintenanceEvent::new(EventKind::Expired, entry, &tick::scheduler(), Some(tick::EXPIRED_NOTE), event.at);
+        let event = MaintenanceEvent::from_row(&typed[0]).expect("a typed event");
+        let expected = MaintenanceEvent::new(EventKind::Expired, entry, &scheduler, Some(EXPIRED_NOTE), event.at);
         assert_eq!(event, expected, "the typed row is the event the library records");
         let found: Vec<node_history::Model> = node_history::Entity::find()
             .filter(node_history::Column::Uuid.eq(typed[0].history_uuid.clone()))
@@ -159,7 +160,7 @@ async fn the_ticks_expiry_events_read_as_the_library_writes_them(t: TestDb) {
         assert_eq!(found.len(), 1, "its history row");
         assert_eq!(found[0].event.as_deref(), Some(expected.text().as_str()), "rendered by the one template");
         assert_eq!(found[0].node_id, Some(entry.node_id));
-        assert_eq!((found[0].user.as_deref(), found[0].project.as_deref()), (Some(tick::WINDOWS_ACTOR), None));
+        assert_eq!((found[0].user.as_deref(), found[0].project.as_deref()), (Some("nodemaint-windows"), None));
         let uuid = found[0].uuid.parse::<uuid::Uuid>().expect("a uuid");
         assert!(!uuid.is_nil());
     }
@@ -405,7 +406,7 @@ async fn the_estate_listing_shows_what_each_caller_may_see(t: TestDb) {
     svc.add(&operator(), "myNode", plain).await.unwrap();
 
     let all = |limit: u64, marker: Option<String>| WindowQuery { states: vec![], since: None, limit, marker };
-    let uuids = |rows: &[nodemaint::maintenance::estate::WindowRow]| -> Vec<String> {
+    let uuids = |rows: &[nodemaint::maintenance::WindowRow]| -> Vec<String> {
         rows.iter()
             .filter_map(|r| match &r.window {
                 WindowDetail::Entry(e) => Some(e.uuid.clone()),

@@ -30,12 +30,12 @@ fn any_of(parts: &[&str]) -> String {
 }
 
 /// Ironic's SYSTEM_OR_PROJECT_READER.
-pub fn system_or_project_reader() -> String {
+pub(crate) fn system_or_project_reader() -> String {
     any_of(&[SYSTEM_READER, PROJECT_READER, PROJECT_SERVICE])
 }
 
 /// Ironic's SYSTEM_OR_OWNER_MEMBER_AND_LESSEE_ADMIN (set/clear maintenance).
-pub fn system_or_owner_member_and_lessee_admin() -> String {
+pub(crate) fn system_or_owner_member_and_lessee_admin() -> String {
     any_of(&[
         SYSTEM_MEMBER,
         SYSTEM_SERVICE,
@@ -47,12 +47,12 @@ pub fn system_or_owner_member_and_lessee_admin() -> String {
 }
 
 /// Ironic's SYSTEM_OR_OWNER_READER (node history).
-pub fn system_or_owner_reader() -> String {
+pub(crate) fn system_or_owner_reader() -> String {
     any_of(&[SYSTEM_READER, SYSTEM_SERVICE, PROJECT_OWNER_READER, PROJECT_SERVICE])
 }
 
 /// Every default, as (name, check string).
-pub fn rules() -> Vec<(&'static str, String)> {
+pub(crate) fn rules() -> Vec<(&'static str, String)> {
     vec![
         ("service_role", "role:service and project_name:%(config.service_project_name)s".to_owned()),
         ("admin_api", "role:admin or role:administrator".to_owned()),

@@ -7,22 +7,23 @@
 //! can let a lessee release a system entry.
 
 pub mod defaults;
-pub mod rule;
+pub(crate) mod rule;
+pub use rule::Target;
 
 use crate::authority::caller::Caller;
 use crate::authority::rejected::Rejected;
 use crate::error::{Error, Result};
 use nodemaint_entity::{node_maintenance, nodes};
-use rule::{Creds, Rule, Target};
+use rule::{Creds, Rule};
 use std::collections::BTreeMap;
 use std::path::Path;
 
 /// The project `service_role` expects service users in (Ironic's default).
-pub const SERVICE_PROJECT_NAME: &str = "service";
+pub(crate) const SERVICE_PROJECT_NAME: &str = "service";
 
 /// The rule namespace the spec introduces and nodemaint owns whole: a name
 /// under it that nodemaint does not define is a typo, never Ironic's.
-pub const MAINTENANCE_NAMESPACE: &str = "baremetal:node:maintenance";
+pub(crate) const MAINTENANCE_NAMESPACE: &str = "baremetal:node:maintenance";
 
 #[derive(Debug, Clone)]
 pub struct Policy {

@@ -22,7 +22,7 @@ use nodemaint_entity::{Scope, node_maintenance_event, nodes};
 /// Which windows the estate listing returns.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct WindowQuery {
-    /// Any of [`STATES`]; empty means active and scheduled.
+    /// Which parts to walk; empty means active and scheduled.
     pub states: Vec<WindowState>,
     /// Ended windows: only those that ended at or after this time.
     pub since: Option<NaiveDateTime>,

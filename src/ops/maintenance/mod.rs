@@ -41,7 +41,8 @@ use tokio::sync::Semaphore;
 
 pub use crate::authority::plan::NewEntry;
 
-pub mod estate;
+mod estate;
+pub use estate::{EndedWindow, WindowDetail, WindowQuery, WindowRow};
 mod windows;
 
 /// The library's entry point for maintenance: a pool and a policy. Clones
