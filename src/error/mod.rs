@@ -5,42 +5,53 @@
 use crate::authority::rejected::Rejected;
 use sea_orm::DbErr;
 use sea_orm::sqlx;
-use std::fmt;
 
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum Error {
     /// 400: the request is malformed (unknown type, `extra` not an object, …).
+    #[error("{0}")]
     BadRequest(String),
     /// 403: policy or the release floors refuse it.
+    #[error("{0}")]
     Forbidden(String),
     /// 404: no such node (or one the caller cannot see), no such entry.
+    #[error("{0}")]
     NotFound(String),
     /// 409: an identical entry is already active.
+    #[error("{0}")]
     Conflict(String),
     /// Bad configuration or arguments: a malformed URL, an unreadable config file.
+    #[error("{0}")]
     Config(String),
     /// The database server could not be reached or refused the login, or no
     /// pooled connection came free within `[database] pool_timeout`.
+    #[error("{0}")]
     Unreachable(String),
     /// 503: the connection died under the operation (the server restarted,
     /// shut down, killed the session, or the network dropped it). The
     /// transaction was not committed, unless it died during the commit
     /// itself (`committing`): then whether the change was made is unknown.
+    #[error("{message}")]
     Lost { message: String, committing: bool },
     /// The database is not one nodemaint can work on, or lacks our schema.
+    #[error("{0}")]
     Schema(String),
     /// Another process held a lock past the timeout.
+    #[error("{0}")]
     LockTimeout(String),
     /// The database user lacks a privilege the command needs (or an SQLite
     /// file is read-only); the message names it.
+    #[error("{0}")]
     Privileges(String),
     /// 503: the transaction lost to others (deadlock, Galera certification
     /// conflict, serialization failure, busy database) every time it was
     /// run, up to the retry limit. Nothing was written; trying again later
     /// may succeed.
+    #[error("{0}")]
     Contended(String),
     /// Any other database failure. Nothing was written (the transaction
     /// rolled back). `kind` says what the server's code meant.
+    #[error("{message}")]
     Database { message: String, kind: DbFailure },
 }
 
@@ -187,14 +198,6 @@ impl Error {
         }
     }
 }
-
-impl fmt::Display for Error {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.message())
-    }
-}
-
-impl std::error::Error for Error {}
 
 /// A driver message folded onto one line and kept short.
 pub fn one_line(text: &str) -> String {
