@@ -41,6 +41,20 @@ fn history_on(backend: DbBackend, verb: &str, filter: &str, node: &str) -> Strin
     )
 }
 
+/// Typed event rows (`node_maintenance_event`) for the entries `filter`
+/// selects (alias `m`), in one `INSERT … SELECT`: the library writes one
+/// beside each history row of a live node, so the floor does too.
+pub fn typed_for(backend: DbBackend, kind: &str, filter: &str, at: &str) -> String {
+    let uuid = uuid_v4_expr(backend);
+    let ty = quote(backend, "type");
+    format!(
+        "INSERT INTO node_maintenance_event (history_uuid, node_id, kind, entry_uuid, {ty}, scope, reason, asserted_by, \
+         asserted_by_project, asserted_at, ends_at, actor, actor_project, created_at, from_text) \
+         SELECT {uuid}, m.node_id, '{kind}', m.uuid, m.{ty}, m.scope, m.reason, m.asserted_by, m.asserted_by_project, \
+         m.asserted_at, m.ends_at, 'hand', '', {at}, FALSE FROM node_maintenance m WHERE {filter}"
+    )
+}
+
 /// The backfill as two statements: one `INSERT … SELECT` into
 /// `node_maintenance`, one into `node_history`, writing the same rows as the
 /// migration (asserter, event text), so that both sides write the same bytes.
@@ -84,6 +98,10 @@ pub async fn repair(db: &DatabaseConnection) {
         "m.{ty} IN ('legacy', 'fault') AND EXISTS (SELECT 1 FROM nodes n WHERE n.id = m.node_id AND (n.maintenance = FALSE OR n.maintenance IS NULL))"
     );
     for (filter, node) in [(&orphan, "NULL"), (&dup, "m.node_id"), (&cleared, "m.node_id")] {
+        // An orphan's event has no node to type it on: history only, as in the library.
+        if node != "NULL" {
+            txn.execute_unprepared(&typed_for(backend, "released", filter, now)).await.unwrap();
+        }
         txn.execute_unprepared(&history_on(backend, "released", filter, node)).await.unwrap();
         let delete = match backend {
             // MySQL cannot read the table it deletes from in a subquery: go through a derived table.
@@ -135,6 +153,7 @@ pub async fn repair(db: &DatabaseConnection) {
              WHERE id IN (SELECT m.id FROM node_maintenance m WHERE {changed})"
         ),
     };
+    txn.execute_unprepared(&typed_for(backend, "updated", &changed, now)).await.unwrap();
     txn.execute_unprepared(&history_for(backend, "updated", &changed)).await.unwrap();
     txn.execute_unprepared(&update).await.unwrap();
     // Maintained nodes with no entry: the backfill.
@@ -145,6 +164,7 @@ pub async fn repair(db: &DatabaseConnection) {
     ))
     .await
     .unwrap();
+    txn.execute_unprepared(&typed_for(backend, "asserted", "m.asserted_by = 'hand-repair'", now)).await.unwrap();
     txn.execute_unprepared(&history_for(backend, "asserted", "m.asserted_by = 'hand-repair'")).await.unwrap();
     txn.commit().await.unwrap();
 }

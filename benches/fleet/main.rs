@@ -462,9 +462,9 @@ async fn run_backend(backend: Backend, n: u64, quick: bool, ironic: Option<&str>
     eprintln!("[{name}] reconcile with 1% drift of each kind");
     let db = ours.connect().await;
     // The migrations after the backfill (the windows), on our side; the
-    // hand-written side gets the one column its figures use.
+    // hand-written side gets the column and the table its figures use.
     Migrator::up(&db, None).await.unwrap();
-    windows::add_ends_at(&hand_fleet.connect().await).await;
+    windows::add_later_schema(&hand_fleet.connect().await).await;
     nodemaint_test_support::drift::inject(&db, &ours.url).await;
     let hand_db = hand_fleet.connect().await;
     nodemaint_test_support::drift::inject(&hand_db, &hand_fleet.url).await;

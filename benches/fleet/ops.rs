@@ -195,6 +195,8 @@ struct Statements {
     /// PostgreSQL: the insert returns the new id.
     returning: bool,
     insert_event: String,
+    /// The event's typed row (`node_maintenance_event`), beside its history row.
+    insert_typed_event: String,
     delete_entry: String,
     sync_node: String,
     /// The same, also clearing `fault`: what the library sends when the last entry goes.
@@ -203,7 +205,7 @@ struct Statements {
 
 impl Statements {
     fn render(backend: sea_orm::DbBackend, by_uuid: bool) -> Statements {
-        use nodemaint::entity::{node_history, node_maintenance, nodes};
+        use nodemaint::entity::{node_history, node_maintenance, node_maintenance_event, nodes};
         use sea_orm::sea_query::Expr;
         use sea_orm::{ActiveValue::Set, ColumnTrait, EntityTrait, QueryFilter, QueryOrder, QuerySelect, QueryTrait};
         let sqlite = backend == sea_orm::DbBackend::Sqlite;
@@ -242,6 +244,25 @@ impl Statements {
             created_at: Set(None),
             ..Default::default()
         };
+        let typed = node_maintenance_event::ActiveModel {
+            history_uuid: Set(String::new()),
+            node_id: Set(0),
+            kind: Set(String::new()),
+            entry_uuid: Set(String::new()),
+            entry_type: Set(String::new()),
+            scope: Set(String::new()),
+            reason: Set(None),
+            asserted_by: Set(None),
+            asserted_by_project: Set(None),
+            asserted_at: Set(None),
+            ends_at: Set(None),
+            actor: Set(String::new()),
+            actor_project: Set(String::new()),
+            note: Set(None),
+            created_at: Set(now()),
+            from_text: Set(false),
+            ..Default::default()
+        };
         Statements {
             sqlite_lock: sqlite.then(|| {
                 format!(
@@ -265,6 +286,7 @@ impl Statements {
             insert_entry: backend.build(&insert_entry).sql,
             returning,
             insert_event: node_history::Entity::insert(event).build(backend).sql,
+            insert_typed_event: node_maintenance_event::Entity::insert(typed).build(backend).sql,
             delete_entry: node_maintenance::Entity::delete_many()
                 .filter(node_maintenance::Column::Id.eq(0))
                 .build(backend)
@@ -361,10 +383,11 @@ macro_rules! direct_backend {
                                             let at = entries.iter().position(|e| e.7 == project).ok_or(sqlx::Error::RowNotFound)?;
                                             let e = entries.remove(at);
                                             sqlx::query(sqlx::AssertSqlSafe(sql.delete_entry.clone())).bind(e.0).execute(&mut *tx).await?;
-                                            format!(
+                                            let text = format!(
                                                 "maintenance entry {} released (type {}, scope {}, asserted by {} (project {}) at {}, reason: {}) by {user} (project {project})",
                                                 e.1, e.3, e.5, e.6, e.7, e.8.format("%Y-%m-%dT%H:%M:%S"), e.4.as_deref().unwrap_or("None")
-                                            )
+                                            );
+                                            (text, "released", e.1, e.4, e.6, e.7, e.8)
                                         } else {
                                             sqlx::query(sqlx::AssertSqlSafe(sql.schedule.clone())).bind(id).fetch_all(&mut *tx).await?;
                                             let uuid = uuid::Uuid::new_v4().to_string();
@@ -380,11 +403,21 @@ macro_rules! direct_backend {
                                                 0
                                             };
                                             entries.push((new_id, uuid.clone(), id, "operator_hold".into(), Some("bench".into()), "system".into(), user.clone(), project.clone(), ts, None, Some("1.0".into()), Some(ts), None));
-                                            format!("maintenance entry {uuid} asserted (type operator_hold, scope system, reason: bench) by {user} (project {project})")
+                                            let text = format!("maintenance entry {uuid} asserted (type operator_hold, scope system, reason: bench) by {user} (project {project})");
+                                            (text, "asserted", uuid, Some("bench".to_owned()), user.clone(), project.clone(), ts)
                                         };
+                                        let (text, kind, entry_uuid, reason, asserted_by, asserted_by_project, asserted_at) = event;
+                                        let history_uuid = uuid::Uuid::now_v7().to_string();
                                         sqlx::query(sqlx::AssertSqlSafe(sql.insert_event.clone()))
-                                            .bind(uuid::Uuid::now_v7().to_string()).bind(Some("maintenance")).bind(Some("info")).bind(Some(event))
+                                            .bind(&history_uuid).bind(Some("maintenance")).bind(Some("info")).bind(Some(text))
                                             .bind(Some(&user)).bind(Some(&project)).bind(Some(id)).bind(Some("1.0")).bind(Some(ts))
+                                            .execute(&mut *tx)
+                                            .await?;
+                                        // Its typed row, as the library writes beside each history row.
+                                        sqlx::query(sqlx::AssertSqlSafe(sql.insert_typed_event.clone()))
+                                            .bind(&history_uuid).bind(id).bind(kind).bind(entry_uuid).bind("operator_hold").bind("system")
+                                            .bind(reason).bind(Some(asserted_by)).bind(Some(asserted_by_project)).bind(Some(asserted_at))
+                                            .bind(None::<chrono::NaiveDateTime>).bind(&user).bind(&project).bind(None::<String>).bind(ts).bind(false)
                                             .execute(&mut *tx)
                                             .await?;
                                         // The entries after the change are known (the node is locked), as in the library.

@@ -13,9 +13,13 @@ use nodemaint::{Caller, Maintenance, Policy};
 use nodemaint_runtime::sql::{now_utc, quote, stmt, uuid_v4_expr};
 use sea_orm::{ConnectionTrait, DatabaseConnection, DbBackend, TransactionTrait, Value};
 
-/// Adds `node_maintenance.ends_at` to the hand-written side's copy, which
-/// never ran the migrations after the backfill it wrote by hand.
-pub async fn add_ends_at(db: &DatabaseConnection) {
+/// Adds `node_maintenance.ends_at` and the typed events' table to the
+/// hand-written side's copy, which never ran the migrations after the
+/// backfill it wrote by hand.
+pub async fn add_later_schema(db: &DatabaseConnection) {
+    for ddl in nodemaint_migration::event_table_ddl(db.get_database_backend()) {
+        db.execute_unprepared(&ddl).await.unwrap();
+    }
     let ts = match db.get_database_backend() {
         DbBackend::Postgres => "TIMESTAMP WITHOUT TIME ZONE",
         _ => "DATETIME",
@@ -62,8 +66,8 @@ pub async fn expired_windows(db: &DatabaseConnection, count: u64) {
     }
 }
 
-/// The tick's work as the fewest statements: a history row per expired
-/// window, the nodes it held updated (none of them holds anything else),
+/// The tick's work as the fewest statements: a typed event and a history
+/// row per expired window, the nodes it held updated (none of them holds anything else),
 /// the windows deleted; one transaction.
 async fn hand_expire(db: &DatabaseConnection) {
     let backend = db.get_database_backend();
@@ -74,6 +78,13 @@ async fn hand_expire(db: &DatabaseConnection) {
     );
     let now = Value::from(now_utc());
     let txn = db.begin().await.unwrap();
+    txn.execute_raw(stmt(
+        backend,
+        &crate::hand::typed_for(backend, "expired", "m.ends_at <= ?", "?"),
+        vec![now.clone(), now.clone()],
+    ))
+    .await
+    .unwrap();
     txn.execute_raw(stmt(
         backend,
         &format!(

@@ -22,7 +22,7 @@ pub use m20261201_000001_baseline::{
 };
 pub use m20261201_000002_create_node_maintenance::{NODE_FK, NODE_ID_INDEX, UNIQUE_ENTRY, UNIQUE_UUID};
 pub use m20261205_000004_maintenance_windows::{ENDS_AT_INDEX, SCHEDULE_TABLE};
-pub use m20261206_000005_maintenance_events::EVENT_TABLE;
+pub use m20261206_000005_maintenance_events::{EVENT_TABLE, create_table as event_table_ddl};
 pub use sea_orm_migration::{MigrationStatus, MigratorTrait};
 
 use sea_orm_migration::prelude::*;

@@ -41,7 +41,9 @@ const NODE_FK: &str = "node_maintenance_event_node_id_fk";
 /// History ids per typing statement.
 const TYPING_BATCH: i64 = 100_000;
 
-fn create_table(backend: DbBackend) -> Vec<String> {
+/// The table's DDL on `backend`, as this migration runs it (the
+/// benchmark's hand-written side creates the same table with it).
+pub fn create_table(backend: DbBackend) -> Vec<String> {
     let columns = |id: &str, ts: &str, boolean: &str| {
         format!(
             "{id}, history_uuid VARCHAR(36) NOT NULL, node_id INTEGER NOT NULL, kind VARCHAR(16) NOT NULL, \
