@@ -15,9 +15,18 @@ fn history_for(backend: DbBackend, verb: &str, filter: &str) -> String {
     history_on(backend, verb, filter, "m.node_id")
 }
 
-/// As [`history_for`], with `node` as the event's node (NULL for entries whose node is gone).
+/// As [`history_for`], with `node` as the event's node (NULL for entries
+/// whose node is gone). With a node the entries' typed rows (`typed_for`,
+/// written first) give each history row its uuid, as the library keys the
+/// two rows to each other; an orphan's history row has no typed row.
 fn history_on(backend: DbBackend, verb: &str, filter: &str, node: &str) -> String {
-    let uuid = uuid_v4_expr(backend);
+    let (uuid, from) = match node {
+        "NULL" => (uuid_v4_expr(backend).to_string(), "node_maintenance m".to_owned()),
+        _ => (
+            "e.history_uuid".to_owned(),
+            format!("node_maintenance m JOIN node_maintenance_event e ON e.entry_uuid = m.uuid AND e.kind = '{verb}'"),
+        ),
+    };
     let user = quote(backend, "user");
     let ty = quote(backend, "type");
     let event = concat(
@@ -36,7 +45,7 @@ fn history_on(backend: DbBackend, verb: &str, filter: &str, node: &str) -> Strin
     );
     format!(
         "INSERT INTO node_history (uuid, event_type, severity, event, {user}, node_id, version, created_at) \
-         SELECT {uuid}, 'maintenance', 'info', {event}, 'hand', {node}, '1.0', {now} FROM node_maintenance m WHERE {filter}",
+         SELECT {uuid}, 'maintenance', 'info', {event}, 'hand', {node}, '1.0', {now} FROM {from} WHERE {filter}",
         now = now_literal()
     )
 }

@@ -67,11 +67,11 @@ pub async fn expired_windows(db: &DatabaseConnection, count: u64) {
 }
 
 /// The tick's work as the fewest statements: a typed event and a history
-/// row per expired window, the nodes it held updated (none of them holds anything else),
+/// row keyed to it per expired window, the nodes it held updated (none of them holds anything else),
 /// the windows deleted; one transaction.
 async fn hand_expire(db: &DatabaseConnection) {
     let backend = db.get_database_backend();
-    let (uuid, user, ty) = (uuid_v4_expr(backend), quote(backend, "user"), quote(backend, "type"));
+    let (user, ty) = (quote(backend, "user"), quote(backend, "type"));
     let event = nodemaint_runtime::sql::concat(
         backend,
         &["'maintenance entry '", "m.uuid", "' expired (type '", &format!("m.{ty}"), "', reason: '", "m.reason", "')'"],
@@ -89,8 +89,8 @@ async fn hand_expire(db: &DatabaseConnection) {
         backend,
         &format!(
             "INSERT INTO node_history (uuid, event_type, severity, event, {user}, node_id, version, created_at) \
-             SELECT {uuid}, 'maintenance', 'info', {event}, 'hand', m.node_id, '1.0', ? FROM node_maintenance m \
-             WHERE m.ends_at <= ?"
+             SELECT e.history_uuid, 'maintenance', 'info', {event}, 'hand', m.node_id, '1.0', ? FROM node_maintenance m \
+             JOIN node_maintenance_event e ON e.entry_uuid = m.uuid AND e.kind = 'expired' WHERE m.ends_at <= ?"
         ),
         vec![now.clone(), now.clone()],
     ))
