@@ -98,7 +98,7 @@ pub enum Rejected {
     ExtensionNotLater { end: NaiveDateTime, current: NaiveDateTime },
     #[error("Maintenance entry {uuid} has no end, so it is not a window and cannot be extended")]
     NotAWindow { uuid: String },
-    #[error("Unknown window state '{state}'; expected any of: active, scheduled, ended")]
+    #[error("Unknown window state '{state}'; expected any of: {}", super::window::WindowState::names())]
     UnknownWindowState { state: String },
 }
 

@@ -71,6 +71,11 @@ impl WindowState {
     /// Every state, in the order the estate listing walks them.
     pub const ALL: [WindowState; 3] = [WindowState::Active, WindowState::Scheduled, WindowState::Ended];
 
+    /// Every state's name, for messages: `active, scheduled, ended`.
+    pub fn names() -> String {
+        WindowState::ALL.map(WindowState::as_str).join(", ")
+    }
+
     pub fn as_str(self) -> &'static str {
         match self {
             WindowState::Active => "active",

@@ -118,7 +118,9 @@ fn parse_marker(marker: Option<&str>) -> Result<(usize, i32)> {
     let Some(marker) = marker else { return Ok((0, 0)) };
     let bad = || Error::BadRequest(format!("Marker '{marker}' is not one this listing returned (e.g. active:42)"));
     let (state, id) = marker.split_once(':').ok_or_else(bad)?;
-    let part = WindowState::ALL.iter().position(|s| s.as_str() == state).ok_or_else(bad)?;
+    let state: WindowState = state.parse().map_err(|_| bad())?;
+    // The listing walks the states in `ALL`'s order: a marker resumes in its state's part.
+    let part = WindowState::ALL.iter().position(|s| *s == state).ok_or_else(bad)?;
     Ok((part, id.parse().map_err(|_| bad())?))
 }
 
