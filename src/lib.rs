@@ -30,6 +30,7 @@ pub mod admin;
 pub mod authority;
 pub mod config;
 pub mod error;
+pub mod notify;
 mod ops;
 mod store;
 

@@ -43,6 +43,15 @@ pub struct Config {
     /// Ironic's `[DEFAULT]` keys nodemaint uses.
     #[serde(default, rename = "DEFAULT")]
     pub default: DefaultSection,
+    /// oslo.messaging's notifier: which driver, over which transport.
+    #[serde(default)]
+    pub oslo_messaging_notifications: NotificationsSection,
+    /// oslo.messaging's RabbitMQ driver: TLS to the broker.
+    #[serde(default)]
+    pub oslo_messaging_rabbit: RabbitSection,
+    /// nodemaint's own keys, in a section of its own in `ironic.conf`.
+    #[serde(default)]
+    pub nodemaint: NodemaintSection,
     /// Which files this came from (none: the built-in defaults).
     #[serde(skip)]
     pub source: Option<Source>,
@@ -66,6 +75,51 @@ pub struct DefaultSection {
     /// `keystone` or `noauth`, as Ironic reads it: `serve`'s default
     /// `--auth-strategy`.
     pub auth_strategy: Option<String>,
+    /// Versioned notifications at this level and above are sent (`debug`,
+    /// `info`, `warning`, `error`, `critical`); unset, none are, as in Ironic.
+    pub notification_level: Option<String>,
+    /// Where versioned notifications go (Ironic's default
+    /// `ironic_versioned_notifications`).
+    pub versioned_notifications_topics: Option<Vec<String>>,
+    /// The exchange they are published to (Ironic's default `ironic`).
+    pub control_exchange: Option<String>,
+    /// oslo.messaging's transport, for notifications too unless
+    /// `[oslo_messaging_notifications] transport_url` names another.
+    pub transport_url: Option<String>,
+}
+
+/// `[oslo_messaging_notifications]`, as oslo.messaging reads it.
+#[derive(Debug, Default, Clone, Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct NotificationsSection {
+    /// `messagingv2` (the message bus), `log`, or `noop`; unset, nothing
+    /// is sent, as oslo.messaging's notifier with no driver.
+    pub driver: Option<String>,
+    /// The broker notifications go to (`rabbit://user:pass@host:5672/vhost`).
+    pub transport_url: Option<String>,
+}
+
+/// `[oslo_messaging_rabbit]`'s TLS keys.
+#[derive(Debug, Default, Clone, Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct RabbitSection {
+    /// Connect to the broker over TLS.
+    pub ssl: Option<bool>,
+    /// A PEM file of CAs to verify the broker's certificate with (default:
+    /// the system's).
+    pub ssl_ca_file: Option<String>,
+    /// A PEM client certificate and its key, for brokers that ask for one.
+    pub ssl_cert_file: Option<String>,
+    pub ssl_key_file: Option<String>,
+}
+
+/// `[nodemaint]`: keys of nodemaint's own, beside Ironic's.
+#[derive(Debug, Default, Clone, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct NodemaintSection {
+    /// Seconds a sent notification is kept in the outbox before it is
+    /// pruned (default a day).
+    pub notification_retention: Option<f64>,
 }
 
 /// `[healthcheck]`, as Ironic reads it for oslo.middleware.

@@ -153,6 +153,13 @@ impl OsloFiles {
         })
     }
 
+    /// oslo.config's ListOpt: comma-separated, each item trimmed, empty
+    /// items dropped.
+    fn list(&self, section: &str, key: &str) -> Option<Vec<String>> {
+        self.get(section, key)
+            .map(|v| v.text.split(',').map(str::trim).filter(|item| !item.is_empty()).map(str::to_owned).collect())
+    }
+
     fn number<T: std::str::FromStr>(&self, section: &str, key: &str) -> Result<Option<T>> {
         self.typed(section, key, "a number", |t| t.parse().ok())
     }
@@ -197,6 +204,23 @@ impl OsloFiles {
             default: super::DefaultSection {
                 host: self.string("DEFAULT", "host"),
                 auth_strategy: self.string("DEFAULT", "auth_strategy"),
+                notification_level: self.string("DEFAULT", "notification_level"),
+                versioned_notifications_topics: self.list("DEFAULT", "versioned_notifications_topics"),
+                control_exchange: self.string("DEFAULT", "control_exchange"),
+                transport_url: self.string("DEFAULT", "transport_url"),
+            },
+            oslo_messaging_notifications: super::NotificationsSection {
+                driver: self.string("oslo_messaging_notifications", "driver"),
+                transport_url: self.string("oslo_messaging_notifications", "transport_url"),
+            },
+            oslo_messaging_rabbit: super::RabbitSection {
+                ssl: self.bool("oslo_messaging_rabbit", "ssl")?,
+                ssl_ca_file: self.string("oslo_messaging_rabbit", "ssl_ca_file"),
+                ssl_cert_file: self.string("oslo_messaging_rabbit", "ssl_cert_file"),
+                ssl_key_file: self.string("oslo_messaging_rabbit", "ssl_key_file"),
+            },
+            nodemaint: super::NodemaintSection {
+                notification_retention: self.number("nodemaint", "notification_retention")?,
             },
             source: Some(super::Source::Oslo(self.describe())),
         })
@@ -339,6 +363,27 @@ mod tests {
             (Some("ironic"), true, 60)
         );
         assert_eq!(keystone.user_domain_name, "Default");
+    }
+
+    #[test]
+    fn notification_keys_are_read_with_ironics_and_oslo_messagings_names() {
+        let files = parse(
+            "[DEFAULT]\nnotification_level = info\nversioned_notifications_topics = a, b,\ncontrol_exchange = baremetal\n\
+             transport_url = rabbit://rpc@mq:5672/\n[oslo_messaging_notifications]\ndriver = messagingv2\n\
+             transport_url = rabbit://n:p@mq2:5671/ironic\n[oslo_messaging_rabbit]\nssl = True\nssl_ca_file = /etc/ca.pem\n\
+             [nodemaint]\nnotification_retention = 3600\n",
+        )
+        .unwrap();
+        let config = files.to_config().unwrap();
+        assert_eq!(config.default.notification_level.as_deref(), Some("info"));
+        assert_eq!(config.default.versioned_notifications_topics, Some(vec!["a".to_owned(), "b".to_owned()]));
+        assert_eq!(config.default.control_exchange.as_deref(), Some("baremetal"));
+        assert_eq!(config.default.transport_url.as_deref(), Some("rabbit://rpc@mq:5672/"));
+        assert_eq!(config.oslo_messaging_notifications.driver.as_deref(), Some("messagingv2"));
+        assert_eq!(config.oslo_messaging_notifications.transport_url.as_deref(), Some("rabbit://n:p@mq2:5671/ironic"));
+        assert_eq!(config.oslo_messaging_rabbit.ssl, Some(true));
+        assert_eq!(config.oslo_messaging_rabbit.ssl_ca_file.as_deref(), Some("/etc/ca.pem"));
+        assert_eq!(config.nodemaint.notification_retention, Some(3600.0));
     }
 
     #[test]
