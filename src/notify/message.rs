@@ -30,7 +30,9 @@ impl RequestContext {
             project: caller.project_id.clone(),
             roles: caller.roles.clone(),
             system_scope: caller.system_scope.then(|| "all".to_owned()),
-            is_admin: caller.roles.iter().any(|r| r == "admin"),
+            // Ironic 39's API leaves oslo.context's `is_admin` false (seen
+            // in its notifications under noauth; its policy checks roles).
+            is_admin: false,
             request_id: request_id.map(str::to_owned),
             global_request_id: None,
         }
@@ -116,6 +118,13 @@ pub fn python_timestamp(at: NaiveDateTime) -> String {
     }
 }
 
+/// A time as oslo.versionedobjects' `DateTimeField` serialises it (UTC,
+/// whole seconds, `Z`): `2026-12-07T10:36:41Z`, as Ironic 39's payloads
+/// show `created_at` and `updated_at`.
+pub fn isotime(at: NaiveDateTime) -> String {
+    at.format("%Y-%m-%dT%H:%M:%SZ").to_string()
+}
+
 /// A versioned object as oslo.versionedobjects serialises it (Ironic's
 /// namespace; no `changes`: Ironic resets them before it sends).
 pub fn versioned_object(name: &str, version: &str, data: Value) -> Value {
@@ -139,6 +148,7 @@ mod tests {
     fn timestamps_are_pythons_str_of_a_datetime() {
         assert_eq!(python_timestamp(at("2026-12-07 08:30:01.000250")), "2026-12-07 08:30:01.000250");
         assert_eq!(python_timestamp(at("2026-12-07 08:30:01.0")), "2026-12-07 08:30:01");
+        assert_eq!(isotime(at("2026-12-07 10:36:41.258443")), "2026-12-07T10:36:41Z");
     }
 
     #[test]
