@@ -17,7 +17,6 @@ pub struct RequestContext {
     pub project: Option<String>,
     pub roles: Vec<String>,
     pub system_scope: Option<String>,
-    pub is_admin: bool,
     pub request_id: Option<String>,
     pub global_request_id: Option<String>,
 }
@@ -30,9 +29,6 @@ impl RequestContext {
             project: caller.project_id.clone(),
             roles: caller.roles.clone(),
             system_scope: caller.system_scope.then(|| "all".to_owned()),
-            // Ironic 39's API leaves oslo.context's `is_admin` false (seen
-            // in its notifications under noauth; its policy checks roles).
-            is_admin: false,
             request_id: request_id.map(str::to_owned),
             global_request_id: None,
         }
@@ -53,7 +49,9 @@ impl RequestContext {
             ("domain", Value::Null),
             ("user_domain", Value::Null),
             ("project_domain", Value::Null),
-            ("is_admin", json!(self.is_admin)),
+            // Ironic 39's API leaves oslo.context's `is_admin` false (seen
+            // in its notifications under noauth; its policy checks roles).
+            ("is_admin", json!(false)),
             ("read_only", json!(false)),
             ("show_deleted", json!(false)),
             ("auth_token", Value::Null),

@@ -44,11 +44,6 @@ impl Level {
         }
     }
 
-    /// The routing key's suffix (oslo.messaging lower-cases the priority).
-    pub fn routing_suffix(self) -> String {
-        self.priority().to_ascii_lowercase()
-    }
-
     fn parse(text: &str) -> Option<Level> {
         Level::ALL.into_iter().find(|l| l.as_str().eq_ignore_ascii_case(text.trim()))
     }
@@ -250,10 +245,10 @@ fn split_host_port(address: &str) -> Option<(String, Option<u16>)> {
     }
 }
 
+/// Percent-decoded, as oslo.messaging unquotes a URL's user, password and
+/// vhost (`+` stays a plus); `None` when the result is not UTF-8.
 fn decode(text: &str) -> Option<String> {
-    url::form_urlencoded::parse(format!("x={}", text.replace('+', "%2B")).as_bytes())
-        .next()
-        .map(|(_, v)| v.into_owned())
+    percent_encoding::percent_decode_str(text).decode_utf8().ok().map(|t| t.into_owned())
 }
 
 /// The URL with its passwords replaced, for messages.
