@@ -1,4 +1,4 @@
-//! Sea-orm entities for the five tables nodemaint reads and writes, and the
+//! Sea-orm entities for the six tables nodemaint reads and writes, and the
 //! schema-level vocabulary of node maintenance (type names, scope names, the
 //! synthesised `maintenance_reason`).
 //!
@@ -37,6 +37,7 @@ pub(crate) use from_row_at;
 pub mod node_history;
 pub mod node_maintenance;
 pub mod node_maintenance_event;
+pub mod node_maintenance_notification;
 pub mod node_maintenance_schedule;
 pub mod nodes;
 pub mod vocab;

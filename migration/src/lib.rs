@@ -14,6 +14,7 @@ mod m20261201_000002_create_node_maintenance;
 mod m20261201_000003_backfill_legacy_entries;
 mod m20261205_000004_maintenance_windows;
 mod m20261206_000005_maintenance_events;
+mod m20261207_000006_notification_outbox;
 
 /// The table listing which of `nodes` / `node_history` the baseline created
 /// (and its down drops), and how to read it.
@@ -23,6 +24,7 @@ pub use m20261201_000001_baseline::{
 pub use m20261201_000002_create_node_maintenance::{NODE_FK, NODE_ID_INDEX, UNIQUE_ENTRY, UNIQUE_UUID};
 pub use m20261205_000004_maintenance_windows::{ENDS_AT_INDEX, SCHEDULE_TABLE};
 pub use m20261206_000005_maintenance_events::{EVENT_TABLE, create_table as event_table_ddl};
+pub use m20261207_000006_notification_outbox::OUTBOX_TABLE;
 pub use sea_orm_migration::{MigrationStatus, MigratorTrait};
 
 use sea_orm_migration::prelude::*;
@@ -42,6 +44,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261201_000003_backfill_legacy_entries::Migration),
             Box::new(m20261205_000004_maintenance_windows::Migration),
             Box::new(m20261206_000005_maintenance_events::Migration),
+            Box::new(m20261207_000006_notification_outbox::Migration),
         ]
     }
 

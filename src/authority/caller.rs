@@ -19,6 +19,10 @@ pub struct Caller {
     pub roles: Vec<String>,
     /// A system-scoped token (`OpenStack-System-Scope: all`).
     pub system_scope: bool,
+    /// The request this call belongs to (the API's `Openstack-Request-Id`):
+    /// what a notification's `_context_request_id` says. No bearing on
+    /// authority.
+    pub request_id: Option<String>,
 }
 
 /// Keystone's default role hierarchy: a token lists the implied roles too.
@@ -61,6 +65,7 @@ impl Caller {
             project_name: None,
             roles: with_implied_roles(roles),
             system_scope: true,
+            request_id: None,
         }
     }
 
@@ -72,12 +77,19 @@ impl Caller {
             project_name: None,
             roles: with_implied_roles(roles),
             system_scope: false,
+            request_id: None,
         }
     }
 
     /// The conductor's service identity: system scope, empty project.
     pub fn conductor() -> Caller {
         Caller::system(CONDUCTOR_IDENTITY, &["admin", "service"])
+    }
+
+    /// This caller, in the request `request_id`.
+    pub fn in_request(mut self, request_id: impl Into<String>) -> Caller {
+        self.request_id = Some(request_id.into());
+        self
     }
 
     pub fn has_role(&self, role: &str) -> bool {

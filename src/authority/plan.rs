@@ -92,6 +92,10 @@ pub struct Plan {
     pub node: Option<NodeWrite>,
     /// What happened, in order: one history row and one typed row each.
     pub events: Vec<MaintenanceEvent>,
+    /// The boolean's PUT or DELETE: notified as Ironic notifies them
+    /// (`maintenance_set` `.start` and `.end`, also when nothing changed),
+    /// not with typed events.
+    pub legacy_call: bool,
 }
 
 /// The caller's authority on `node`, or 404: a caller outside the node's
@@ -324,6 +328,7 @@ impl<'a> Context<'a> {
         let mut plan = self.plan();
         plan.events = entries.iter().map(|e| self.event(EventKind::Released, e, None)).collect();
         plan.delete = entries.to_vec();
+        plan.legacy_call = true;
         let views = entries.iter().map(|e| EntryView::for_caller(e, self.scope())).collect();
         Ok((self.syncing(plan), views))
     }
@@ -344,8 +349,9 @@ impl<'a> Context<'a> {
         self.authorize(rules::SET_MAINTENANCE)?;
         entry::check_reason(reason.as_deref())?;
         self.check_caller_identity()?;
-        let entry = self.assert_single(LEGACY, reason, None);
-        Ok(entry)
+        let (mut plan, entry) = self.assert_single(LEGACY, reason, None);
+        plan.legacy_call = true;
+        Ok((plan, entry))
     }
 
     /// The conductor asserts a fault (kind in `extra`); a re-assert updates

@@ -22,14 +22,14 @@ pub struct RequestContext {
 }
 
 impl RequestContext {
-    /// The context of a request by `caller`.
-    pub fn of(caller: &Caller, request_id: Option<&str>) -> RequestContext {
+    /// The context of `caller`'s request.
+    pub fn of(caller: &Caller) -> RequestContext {
         RequestContext {
             user: Some(caller.user_id.clone()).filter(|u| !u.is_empty()),
             project: caller.project_id.clone(),
             roles: caller.roles.clone(),
             system_scope: caller.system_scope.then(|| "all".to_owned()),
-            request_id: request_id.map(str::to_owned),
+            request_id: caller.request_id.clone(),
             global_request_id: None,
         }
     }
@@ -151,14 +151,14 @@ mod tests {
 
     #[test]
     fn the_message_is_a_string_inside_the_2_0_envelope() {
-        let caller = Caller::project("u1", "p1", &["member"]);
+        let caller = Caller::project("u1", "p1", &["member"]).in_request("req-1");
         let n = Notification {
             message_id: "0d6c6e0e-5a0e-4e8e-9a51-3c0f6a3b9a11".into(),
             event_type: "baremetal.node.maintenance_set.start".into(),
             level: Level::Info,
             payload: versioned_object("NodePayload", "1.17", json!({"uuid": "n1"})),
             at: at("2026-12-07 08:30:01.5"),
-            context: RequestContext::of(&caller, Some("req-1")),
+            context: RequestContext::of(&caller),
         };
         let body: Value = serde_json::from_str(&envelope(&n.message("ironic-api.h"))).unwrap();
         assert_eq!(body["oslo.version"], "2.0");

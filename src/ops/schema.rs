@@ -7,7 +7,9 @@ use crate::store::locks::{self, Lock, LockWait};
 use crate::store::migrations::{self as migrations_store, Rows, count};
 use chrono::{DateTime, Utc};
 use nodemaint_migration::backfill::{self, BackfillContext, BackfillOptions};
-use nodemaint_migration::{EVENT_TABLE, MIGRATION_TABLE, MigrationStatus, Migrator, MigratorTrait, SCHEDULE_TABLE};
+use nodemaint_migration::{
+    EVENT_TABLE, MIGRATION_TABLE, MigrationStatus, Migrator, MigratorTrait, OUTBOX_TABLE, SCHEDULE_TABLE,
+};
 use nodemaint_runtime::probe::{self, DatabaseKind};
 use nodemaint_runtime::progress::{NoProgress, Progress};
 use sea_orm::DatabaseConnection;
@@ -69,8 +71,8 @@ pub async fn require_nodes_table(db: &DatabaseConnection, url: &str) -> Result<(
     }
 }
 
-/// Refuses a database where `node_maintenance`, the windows' schedule or
-/// the typed events do not exist yet (every operation uses all three).
+/// Refuses a database where `node_maintenance`, the windows' schedule,
+/// the typed events or the outbox do not exist yet (operations write them).
 pub async fn require_maintenance_table(db: &DatabaseConnection, url: &str) -> Result<()> {
     require_nodes_table(db, url).await?;
     let tables = probe::tables(db).await?;
@@ -78,6 +80,7 @@ pub async fn require_maintenance_table(db: &DatabaseConnection, url: &str) -> Re
         ("node_maintenance", "typed maintenance"),
         (SCHEDULE_TABLE, "maintenance windows"),
         (EVENT_TABLE, "typed events"),
+        (OUTBOX_TABLE, "the notification outbox"),
     ];
     for (table, what) in needed {
         if !tables.iter().any(|t| t == table) {
@@ -175,6 +178,7 @@ enum Step {
     Backfill,
     Windows,
     Events,
+    Outbox,
 }
 
 impl Step {
@@ -185,6 +189,7 @@ impl Step {
             "m20261201_000003_backfill_legacy_entries" => Step::Backfill,
             "m20261205_000004_maintenance_windows" => Step::Windows,
             "m20261206_000005_maintenance_events" => Step::Events,
+            "m20261207_000006_notification_outbox" => Step::Outbox,
             _ => return None,
         })
     }
@@ -209,6 +214,10 @@ pub async fn downgrade_plan(db: &DatabaseConnection, url: &str, steps: u32) -> R
             Some(Step::Backfill) if has("node_maintenance") => {
                 let rows = count(db, "node_maintenance", Rows::Backfilled).await?;
                 plan.push(removal("delete the backfilled legacy entries from node_maintenance".into(), rows));
+            }
+            Some(Step::Outbox) if has(OUTBOX_TABLE) => {
+                let what = format!("drop table {OUTBOX_TABLE} (notifications not yet sent are lost)");
+                plan.push(removal(what, count(db, OUTBOX_TABLE, Rows::Unsent).await?));
             }
             Some(Step::Events) if has(EVENT_TABLE) => {
                 let what = format!("drop table {EVENT_TABLE} (typed events; their history texts stay)");

@@ -218,7 +218,8 @@ async fn identify(State(state): State<AppState>, mut request: Request, next: Nex
             .map_err(|auth::Unauthenticated(message)| keystone::Refused::Unauthenticated(message)),
     };
     match caller {
-        Ok(caller) => {
+        Ok(mut caller) => {
+            caller.request_id = request.extensions().get::<RequestId>().map(|RequestId(id)| id.clone());
             request.extensions_mut().insert(RequestCaller(caller));
             next.run(request).await
         }
@@ -291,7 +292,7 @@ fn too_large() -> ApiError {
 /// A request whose client went away before the answer is logged too, with
 /// status 499 (nginx's "client closed request"): the server drops its
 /// future, and the line is written from the drop.
-async fn access_log(request: Request, next: Next) -> Response {
+async fn access_log(mut request: Request, next: Next) -> Response {
     let mut line = AccessLine {
         started: Instant::now(),
         method: request.method().clone(),
@@ -299,11 +300,17 @@ async fn access_log(request: Request, next: Next) -> Response {
         request_id: format!("req-{}", uuid::Uuid::new_v4()),
         status: None,
     };
+    // The caller carries it into the library, for notifications.
+    request.extensions_mut().insert(RequestId(line.request_id.clone()));
     let mut response = next.run(request).await;
     line.status = Some(response.status().as_u16());
     put_header(response.headers_mut(), "x-openstack-request-id", line.request_id.clone());
     response
 }
+
+/// The request's `x-openstack-request-id`, made by [`access_log`].
+#[derive(Clone)]
+struct RequestId(String);
 
 /// A request's access-log line, written when it is dropped: after the
 /// answer, or when the client abandoned the request.

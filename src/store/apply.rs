@@ -6,10 +6,12 @@
 //! The set writers (the tick's batches, reconcile's repairs) are
 //! `super::batches`.
 
+use crate::authority::caller::Caller;
 use crate::authority::plan::{NodeWrite, Plan, Snapshot, WindowWrite};
 use crate::authority::rejected::Rejected;
 use crate::error::{DbFailure, Error, Result};
 use crate::store::nodes::{self, Locking};
+use crate::store::outbox::Outbox;
 use crate::store::{history, schedule, statements};
 use nodemaint_entity::{node_maintenance, node_maintenance_schedule, nodes as node_rows};
 use sea_orm::sea_query::Expr;
@@ -66,17 +68,28 @@ async fn read_holdings<C: ConnectionTrait>(db: &C, node: node_rows::Model, reads
     Ok(Held { node, entries, scheduled })
 }
 
+/// Who makes a change, and where its notifications go (`None`: not sent).
+pub(crate) struct By<'a> {
+    pub caller: &'a Caller,
+    pub outbox: Option<&'a Outbox>,
+}
+
 /// Locks the node `ident`, reads it as `reads` says, asks `decide` for a
-/// plan and writes it; returns what `decide` returned beside the plan.
+/// plan and writes it, with its notifications; returns what `decide`
+/// returned beside the plan.
 pub(crate) async fn change<T>(
     txn: &DatabaseTransaction,
     ident: &str,
     reads: Reads<'_>,
+    by: By<'_>,
     decide: impl FnOnce(&Held) -> Result<(Plan, T), Rejected>,
 ) -> Result<T> {
     let held = lock(txn, ident, reads).await?;
     let (plan, outcome) = decide(&held)?;
     apply(txn, &plan, &held.node).await?;
+    if let Some(outbox) = by.outbox {
+        outbox.record(txn, &plan, &held.node, by.caller).await?;
+    }
     Ok(outcome)
 }
 

@@ -29,6 +29,8 @@ pub(crate) enum Rows {
     Backfilled,
     /// `node_maintenance`'s active windows (entries with an end).
     Windows,
+    /// The outbox's notifications not yet sent.
+    Unsent,
 }
 
 pub(crate) async fn count<C: ConnectionTrait>(db: &C, table: &str, rows: Rows) -> Result<u64, DbErr> {
@@ -40,6 +42,7 @@ pub(crate) async fn count<C: ConnectionTrait>(db: &C, table: &str, rows: Rows) -
             nodemaint_runtime::sql::quote(backend, "type")
         ),
         Rows::Windows => " WHERE ends_at IS NOT NULL".to_owned(),
+        Rows::Unsent => " WHERE sent_at IS NULL".to_owned(),
     };
     let sql = format!("SELECT COUNT(*) FROM {table}{filter}");
     let n = match db.query_one_raw(Statement::from_string(backend, sql)).await? {

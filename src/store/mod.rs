@@ -6,7 +6,7 @@
 //! windows' rows (`schedule`), the tick's reads (`due`), the estate
 //! listing's pages (`estate`), schema's migration reads (`migrations`), an
 //! old service's node writes and fleet seeding (`legacy`), nodemaint's own
-//! locks ([`locks`]) and the statements every API operation sends, rendered
+//! locks ([`locks`]), the notification outbox (`outbox`) and the statements every API operation sends, rendered
 //! once (`statements`).
 
 pub(crate) mod apply;
@@ -21,6 +21,7 @@ pub(crate) mod legacy;
 pub mod locks;
 pub(crate) mod migrations;
 pub mod nodes;
+pub(crate) mod outbox;
 pub(crate) mod schedule;
 pub(crate) mod statements;
 pub mod transaction;

@@ -8,12 +8,13 @@ use crate::common::{Backend, TestDb, count, ok, stderr, stdout};
 use nodemaint::entity::nodes;
 use sea_orm::{ConnectionTrait, EntityTrait, QueryOrder};
 
-const MIGRATIONS: [&str; 5] = [
+const MIGRATIONS: [&str; 6] = [
     "m20261201_000001_baseline",
     "m20261201_000002_create_node_maintenance",
     "m20261201_000003_backfill_legacy_entries",
     "m20261205_000004_maintenance_windows",
     "m20261206_000005_maintenance_events",
+    "m20261207_000006_notification_outbox",
 ];
 
 async fn fresh_upgrade_creates_the_specified_schema(t: TestDb) {

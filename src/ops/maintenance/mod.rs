@@ -29,9 +29,11 @@ use crate::authority::policy::{self, Policy, defaults as rules};
 use crate::authority::rejected::Rejected;
 use crate::authority::release::Authority;
 use crate::error::{Error, Result};
+use crate::notify::Settings;
 use crate::store::apply::{self, Held, Reads};
 use crate::store::history::{self, HistoryView};
 use crate::store::nodes::{self as nodes_store, NodeQuery, NodeView};
+use crate::store::outbox::{Attempt, Outbox};
 use crate::store::transaction::{self, RetryPolicy};
 use nodemaint_runtime::sql::now_utc;
 use sea_orm::{DatabaseConnection, DatabaseTransaction, DbBackend};
@@ -55,6 +57,8 @@ pub struct Maintenance {
     writers: Option<Arc<Semaphore>>,
     /// How a transaction that lost to a concurrent one is run again.
     retry: RetryPolicy,
+    /// Where changes write their notifications; `None`: none are sent.
+    outbox: Option<Arc<Outbox>>,
 }
 
 impl Maintenance {
@@ -66,13 +70,21 @@ impl Maintenance {
         // the last one commits. Writers in other processes (reconcile from
         // cron) still meet the busy timeout.
         let writers = (db.get_database_backend() == DbBackend::Sqlite).then(|| Arc::new(Semaphore::new(1)));
-        Maintenance { db, policy: Arc::new(policy), writers, retry: RetryPolicy::default() }
+        Maintenance { db, policy: Arc::new(policy), writers, retry: RetryPolicy::default(), outbox: None }
     }
 
     /// With `retry` instead of the default retry policy (`[database]
     /// max_retries`, `retry_interval`, `max_retry_interval`).
     pub fn with_retry_policy(mut self, retry: RetryPolicy) -> Maintenance {
         self.retry = retry;
+        self
+    }
+
+    /// Every change writes its notifications (`settings`) to the outbox, in
+    /// its own transaction, for a publisher (`nodemaint serve`, `nodemaint
+    /// notify publish`) to send.
+    pub fn with_notifications(mut self, settings: &Settings) -> Maintenance {
+        self.outbox = Some(Arc::new(Outbox::new(settings)));
         self
     }
 
@@ -118,15 +130,9 @@ impl Maintenance {
     where
         D: Fn(&Context<'_>) -> Result<(Plan, T), Rejected>,
     {
-        self.in_transaction(|txn| {
-            let decide = &decide;
-            async move {
-                apply::change(&txn, ident, reads, |held| {
-                    let new_uuid = uuid::Uuid::new_v4().to_string();
-                    decide(&Context::new(caller, &self.policy, held.snapshot(), ident, now_utc(), new_uuid)?)
-                })
-                .await
-            }
+        self.planned_change(caller, ident, reads, |held| {
+            let new_uuid = uuid::Uuid::new_v4().to_string();
+            decide(&Context::new(caller, &self.policy, held.snapshot(), ident, now_utc(), new_uuid)?)
         })
         .await
     }
@@ -137,17 +143,53 @@ impl Maintenance {
         D: Fn(&Context<'_>) -> Result<(Plan, T), Rejected>,
     {
         let conductor = Caller::conductor();
-        self.in_transaction(|txn| {
-            let (decide, conductor) = (&decide, &conductor);
-            async move {
-                apply::change(&txn, ident, Reads::Entries, |held| {
-                    let new_uuid = uuid::Uuid::new_v4().to_string();
-                    decide(&Context::conductor(conductor, &self.policy, held.snapshot(), ident, now_utc(), new_uuid))
-                })
-                .await
-            }
+        self.planned_change(&conductor, ident, Reads::Entries, |held| {
+            let new_uuid = uuid::Uuid::new_v4().to_string();
+            decide(&Context::conductor(&conductor, &self.policy, held.snapshot(), ident, now_utc(), new_uuid))
         })
         .await
+    }
+
+    /// Runs one planned change in a transaction, its notifications written
+    /// with it. A legacy call (the boolean's PUT or DELETE) that fails after
+    /// it was planned, in the write or the commit, is notified as Ironic
+    /// notifies one that failed after it began (`.start` + `.error`), in a
+    /// transaction of its own; one whose commit may have landed
+    /// (`Error::Lost` while committing) is not: its outcome is unknown.
+    async fn planned_change<T, D>(&self, by: &Caller, ident: &str, reads: Reads<'_>, decide: D) -> Result<T>
+    where
+        D: Fn(&Held) -> Result<(Plan, T), Rejected>,
+    {
+        let attempt = std::sync::Mutex::new(None::<Attempt>);
+        let outbox = self.outbox.as_deref();
+        let result = self
+            .in_transaction(|txn| {
+                let (decide, attempt) = (&decide, &attempt);
+                async move {
+                    apply::change(&txn, ident, reads, apply::By { caller: by, outbox }, |held| {
+                        let (plan, outcome) = decide(held)?;
+                        if let (true, Some(node)) = (plan.legacy_call, &plan.node) {
+                            *attempt.lock().unwrap_or_else(|e| e.into_inner()) =
+                                Some(Attempt { node_id: plan.node_id, node: node.clone() });
+                        }
+                        Ok((plan, outcome))
+                    })
+                    .await
+                }
+            })
+            .await;
+        let attempt = attempt.into_inner().unwrap_or_else(|e| e.into_inner());
+        if let (Err(error), Some(outbox), Some(attempt)) = (&result, outbox, attempt)
+            && !matches!(error, Error::Lost { committing: true, .. })
+        {
+            let attempt = &attempt;
+            let recorded =
+                self.in_transaction(|txn| async move { Ok(outbox.record_failure(&*txn, attempt, by).await?) });
+            if let Err(e) = recorded.await {
+                tracing::error!("the failed maintenance change on {ident} could not be notified: {e}");
+            }
+        }
+        result
     }
 
     /// The node as the caller may see it (`GET /v1/nodes/{node}`), reason synthesised.

@@ -1,0 +1,314 @@
+//! The notification outbox (`node_maintenance_notification`): what a
+//! change writes in its own transaction for the publisher to send, and
+//! what the publisher reads, marks and prunes. See `crate::notify` for the
+//! messages and `crate::ops::publish` for the sending.
+
+use crate::authority::caller::Caller;
+use crate::authority::event::MaintenanceEvent;
+use crate::authority::plan::{NodeWrite, Plan};
+use crate::notify::message::{Notification, RequestContext};
+use crate::notify::payload::{self, Column, FieldKind, NODE_FIELDS, NodeColumns};
+use crate::notify::{Level, Settings};
+use nodemaint_entity::node_maintenance_notification::{self as outbox, Column as Col};
+use nodemaint_entity::nodes;
+use nodemaint_runtime::sql::{quote, stmt};
+use sea_orm::sea_query::Expr;
+use sea_orm::{
+    ActiveValue::Set, ColumnTrait, ConnectionTrait, DbErr, EntityTrait, QueryFilter, QueryOrder, QuerySelect,
+};
+use tokio::sync::OnceCell;
+
+/// What a change needs to write its notifications: who sends them, from
+/// which level, and (read once) which of `NodePayload`'s columns this
+/// database's `nodes` table has.
+pub struct Outbox {
+    publisher_id: String,
+    level: Level,
+    shape: OnceCell<NodeShape>,
+}
+
+/// The payload columns `nodes` has, and whether `node_traits` exists.
+struct NodeShape {
+    columns: Vec<(&'static str, FieldKind)>,
+    traits: bool,
+}
+
+/// A legacy call's attempt, kept to notify its failure (`.start` + `.error`).
+#[derive(Debug, Clone)]
+pub struct Attempt {
+    pub node_id: i32,
+    pub node: NodeWrite,
+}
+
+const MAINTENANCE_SET: &str = "baremetal.node.maintenance_set";
+
+impl Outbox {
+    pub fn new(settings: &Settings) -> Outbox {
+        Outbox { publisher_id: settings.publisher_id.clone(), level: settings.level, shape: OnceCell::new() }
+    }
+
+    /// The notifications of `plan`, made by `caller` on `before` (the node
+    /// as it was read under its lock), written in the change's transaction.
+    pub async fn record<C: ConnectionTrait>(
+        &self,
+        db: &C,
+        plan: &Plan,
+        before: &nodes::Model,
+        caller: &Caller,
+    ) -> Result<(), DbErr> {
+        if !self.sends(Level::Info) {
+            return Ok(());
+        }
+        let context = RequestContext::of(caller);
+        let notifications = if plan.legacy_call {
+            let after = self.node_columns(db, before.id).await?;
+            // `.start` shows the node before the save (Ironic emits it
+            // before the conductor writes): the new maintenance state and
+            // reason, the old `updated_at` and `fault`.
+            let start = after
+                .clone()
+                .with("updated_at", before.updated_at.map_or(Column::Null, Column::Time))
+                .with("fault", before.fault.clone().map_or(Column::Null, Column::Text));
+            vec![
+                self.notification(
+                    format!("{MAINTENANCE_SET}.start"),
+                    Level::Info,
+                    payload::node_payload(&start),
+                    &context,
+                ),
+                self.notification(
+                    format!("{MAINTENANCE_SET}.end"),
+                    Level::Info,
+                    payload::node_payload(&after),
+                    &context,
+                ),
+            ]
+        } else {
+            let node_uuid = before.uuid.as_deref().unwrap_or_default();
+            plan.events.iter().map(|event| self.event_notification(event, node_uuid, &context)).collect()
+        };
+        insert(db, before.id, &notifications, &self.publisher_id).await
+    }
+
+    /// A legacy call that failed after it began: Ironic's `.start` and
+    /// `.error`, showing the node with the change it was asked for, in a
+    /// transaction of their own (the change's was rolled back).
+    pub async fn record_failure<C: ConnectionTrait>(
+        &self,
+        db: &C,
+        attempt: &Attempt,
+        caller: &Caller,
+    ) -> Result<(), DbErr> {
+        let context = RequestContext::of(caller);
+        let node = self
+            .node_columns(db, attempt.node_id)
+            .await?
+            .with("maintenance", Column::Bool(attempt.node.maintenance))
+            .with("maintenance_reason", attempt.node.reason.clone().map_or(Column::Null, Column::Text));
+        let payload = payload::node_payload(&node);
+        let mut notifications = Vec::new();
+        if self.sends(Level::Info) {
+            notifications.push(self.notification(
+                format!("{MAINTENANCE_SET}.start"),
+                Level::Info,
+                payload.clone(),
+                &context,
+            ));
+        }
+        if self.sends(Level::Error) {
+            notifications.push(self.notification(format!("{MAINTENANCE_SET}.error"), Level::Error, payload, &context));
+        }
+        insert(db, attempt.node_id, &notifications, &self.publisher_id).await
+    }
+
+    /// The notifications of events a set writer (the tick, reconcile)
+    /// wrote, in the same transaction.
+    pub async fn record_events<C: ConnectionTrait>(
+        &self,
+        db: &C,
+        events: &[(MaintenanceEvent, String)],
+        actor: &Caller,
+    ) -> Result<(), DbErr> {
+        if !self.sends(Level::Info) || events.is_empty() {
+            return Ok(());
+        }
+        let context = RequestContext::of(actor);
+        for chunk in events.chunks(INSERT_ROWS) {
+            let rows: Vec<_> = chunk
+                .iter()
+                .map(|(event, node_uuid)| {
+                    let n = self.event_notification(event, node_uuid, &context);
+                    row(Some(event.node_id), &n, &self.publisher_id)
+                })
+                .collect();
+            outbox::Entity::insert_many(rows).exec_without_returning(db).await?;
+        }
+        Ok(())
+    }
+
+    fn sends(&self, level: Level) -> bool {
+        level >= self.level
+    }
+
+    fn event_notification(&self, event: &MaintenanceEvent, node_uuid: &str, context: &RequestContext) -> Notification {
+        let payload = payload::event_payload(event, node_uuid);
+        self.notification(payload::event_type(event.kind), Level::Info, payload, context)
+    }
+
+    fn notification(
+        &self,
+        event_type: String,
+        level: Level,
+        payload: serde_json::Value,
+        context: &RequestContext,
+    ) -> Notification {
+        Notification {
+            message_id: uuid::Uuid::new_v4().to_string(),
+            event_type,
+            level,
+            payload,
+            at: chrono::Utc::now().naive_utc(),
+            context: context.clone(),
+        }
+    }
+
+    /// The node's payload columns as they are now (in this transaction).
+    async fn node_columns<C: ConnectionTrait>(&self, db: &C, node_id: i32) -> Result<NodeColumns, DbErr> {
+        let shape = self.shape.get_or_try_init(|| node_shape(db)).await?;
+        let backend = db.get_database_backend();
+        let list: Vec<String> = shape.columns.iter().map(|(name, _)| quote(backend, name)).collect();
+        let sql = format!("SELECT {} FROM nodes WHERE id = ?", list.join(", "));
+        let mut node = NodeColumns::default();
+        if let Some(row) = db.query_one_raw(stmt(backend, &sql, vec![node_id.into()])).await? {
+            for (i, (name, kind)) in shape.columns.iter().enumerate() {
+                node.values.push((name, column_value(&row, i, *kind)));
+            }
+        }
+        if shape.traits {
+            let sql = format!("SELECT {} FROM node_traits WHERE node_id = ?", quote(backend, "trait"));
+            for row in db.query_all_raw(stmt(backend, &sql, vec![node_id.into()])).await? {
+                node.traits.push(row.try_get_by_index::<String>(0)?);
+            }
+        }
+        Ok(node)
+    }
+}
+
+/// One column read as its kind says; a value of another type (a database
+/// made by hand) is shown as NULL rather than failing the change.
+fn column_value(row: &sea_orm::QueryResult, i: usize, kind: FieldKind) -> Column {
+    let text = || row.try_get_by_index::<Option<String>>(i).ok().flatten().map(Column::Text);
+    let value = match kind {
+        FieldKind::Text | FieldKind::Dict => text(),
+        FieldKind::Bool => row.try_get_by_index::<Option<bool>>(i).ok().flatten().map(Column::Bool),
+        FieldKind::Time => row.try_get_by_index::<Option<chrono::NaiveDateTime>>(i).ok().flatten().map(Column::Time),
+    };
+    value.unwrap_or(Column::Null)
+}
+
+async fn node_shape<C: ConnectionTrait>(db: &C) -> Result<NodeShape, DbErr> {
+    let have = nodemaint_runtime::probe::columns(db, "nodes").await?;
+    let columns = NODE_FIELDS.into_iter().filter(|(name, _)| have.iter().any(|c| c == name)).collect();
+    let traits = nodemaint_runtime::probe::tables(db).await?.iter().any(|t| t == "node_traits");
+    Ok(NodeShape { columns, traits })
+}
+
+/// Rows per multi-row insert (each row binds 7 values).
+const INSERT_ROWS: usize = 500;
+
+fn row(node_id: Option<i32>, n: &Notification, publisher_id: &str) -> outbox::ActiveModel {
+    outbox::ActiveModel {
+        message_id: Set(n.message_id.clone()),
+        node_id: Set(node_id),
+        event_type: Set(n.event_type.clone()),
+        priority: Set(n.level.priority().to_owned()),
+        message: Set(n.message(publisher_id)),
+        created_at: Set(n.at),
+        sent_at: Set(None),
+        ..Default::default()
+    }
+}
+
+async fn insert<C: ConnectionTrait>(
+    db: &C,
+    node_id: i32,
+    notifications: &[Notification],
+    publisher_id: &str,
+) -> Result<(), DbErr> {
+    if notifications.is_empty() {
+        return Ok(());
+    }
+    let rows: Vec<_> = notifications.iter().map(|n| row(Some(node_id), n, publisher_id)).collect();
+    outbox::Entity::insert_many(rows).exec_without_returning(db).await?;
+    Ok(())
+}
+
+/// An unsent notification, as the publisher sends it.
+#[derive(Debug, Clone)]
+pub struct Unsent {
+    pub id: i32,
+    pub node_id: Option<i32>,
+    pub event_type: String,
+    pub priority: String,
+    pub message: String,
+}
+
+/// The oldest `limit` unsent notifications, in id order (commit order per node).
+pub async fn unsent<C: ConnectionTrait>(db: &C, limit: u64) -> Result<Vec<Unsent>, DbErr> {
+    let rows = outbox::Entity::find()
+        .select_only()
+        .columns([Col::Id, Col::NodeId, Col::EventType, Col::Priority, Col::Message])
+        .filter(Col::SentAt.is_null())
+        .order_by_asc(Col::Id)
+        .limit(limit)
+        .into_tuple::<(i32, Option<i32>, String, String, String)>()
+        .all(db)
+        .await?;
+    Ok(rows
+        .into_iter()
+        .map(|(id, node_id, event_type, priority, message)| Unsent { id, node_id, event_type, priority, message })
+        .collect())
+}
+
+/// Marks `ids` sent at `at`.
+pub async fn mark_sent<C: ConnectionTrait>(db: &C, ids: &[i32], at: chrono::NaiveDateTime) -> Result<(), DbErr> {
+    if ids.is_empty() {
+        return Ok(());
+    }
+    outbox::Entity::update_many()
+        .col_expr(Col::SentAt, Expr::value(at))
+        .filter(Col::Id.is_in(ids.iter().copied()))
+        .exec(db)
+        .await?;
+    Ok(())
+}
+
+/// Deletes at most `limit` notifications sent before `before`; returns how many.
+pub async fn prune<C: ConnectionTrait>(db: &C, before: chrono::NaiveDateTime, limit: u64) -> Result<u64, DbErr> {
+    let ids: Vec<i32> = outbox::Entity::find()
+        .select_only()
+        .column(Col::Id)
+        .filter(Col::SentAt.lt(before))
+        .order_by_asc(Col::SentAt)
+        .limit(limit)
+        .into_tuple()
+        .all(db)
+        .await?;
+    if ids.is_empty() {
+        return Ok(0);
+    }
+    Ok(outbox::Entity::delete_many().filter(Col::Id.is_in(ids)).exec(db).await?.rows_affected)
+}
+
+/// When the oldest unsent notification was written, and how many are unsent.
+pub async fn backlog<C: ConnectionTrait>(db: &C) -> Result<(Option<chrono::NaiveDateTime>, u64), DbErr> {
+    let row: Option<(Option<chrono::NaiveDateTime>, i64)> = outbox::Entity::find()
+        .select_only()
+        .column_as(Col::CreatedAt.min(), "oldest")
+        .column_as(Col::Id.count(), "unsent")
+        .filter(Col::SentAt.is_null())
+        .into_tuple()
+        .one(db)
+        .await?;
+    Ok(row.map_or((None, 0), |(oldest, n)| (oldest, n.max(0) as u64)))
+}
