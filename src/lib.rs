@@ -34,7 +34,7 @@ pub mod notify;
 mod ops;
 mod store;
 
-pub use ops::{maintenance, reconcile, schema, tick};
+pub use ops::{maintenance, publish, reconcile, schema, tick};
 
 /// Connections: URLs (SQLAlchemy forms included), TLS, pools, the health
 /// probe, nodemaint's own locks and the transaction runner's retry policy.

@@ -29,6 +29,9 @@ pub const MIGRATION_LOCK: &str = "nodemaint.migrate";
 pub const RECONCILE_LOCK: &str = "nodemaint.reconcile";
 /// The lock `windows tick` holds while it starts and ends windows.
 pub const WINDOWS_LOCK: &str = "nodemaint.windows";
+/// The lock a notification publisher holds while it sends, so two never
+/// send one notification twice.
+pub const NOTIFY_LOCK: &str = "nodemaint.notify";
 
 #[derive(Debug)]
 pub enum LockError {

@@ -99,6 +99,12 @@ pub enum Command {
         after_help = "Examples:\n  nodemaint windows list\n  nodemaint windows list --state ended --since -7d --format json\n  nodemaint windows tick\n  # cron, every minute:\n  * * * * * nodemaint --config /etc/nodemaint.toml -q windows tick"
     )]
     Windows(WindowsCommand),
+    /// Notifications: send the outbox's unsent ones to the message bus.
+    #[command(
+        subcommand,
+        after_help = "Examples:\n  nodemaint --config-file /etc/ironic/ironic.conf notify publish\n  # cron-only deployments (no serve), every minute:\n  * * * * * nodemaint --config-file /etc/ironic/ironic.conf -q notify publish"
+    )]
+    Notify(NotifyCommand),
     /// The REST API: Ironic's node and maintenance endpoints, typed
     /// maintenance at microversion 1.116, maintenance windows at 1.117. Runs the
     /// windows tick every --tick-interval seconds. Stops cleanly on SIGTERM.
@@ -139,6 +145,11 @@ pub struct ServeArgs {
     /// 0 turns it off (then run the tick from cron).
     #[arg(long, default_value_t = 30, value_parser = clap::value_parser!(u64).range(0..=86_400))]
     pub tick_interval: u64,
+    /// Seconds between two sends of the notification outbox in the server (as `nodemaint
+    /// notify publish`), when notifications are configured; 0 turns it off (then run
+    /// `notify publish` from cron).
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(0..=86_400))]
+    pub notify_interval: u64,
     /// Seconds a stop (SIGTERM, SIGINT) waits for requests in flight before closing their connections.
     #[arg(long, default_value_t = 30, value_parser = clap::value_parser!(u64).range(0..=3600))]
     pub shutdown_timeout: u64,
@@ -302,6 +313,27 @@ pub enum MaintenanceCommand {
         node: String,
         #[command(flatten)]
         caller: CallerArgs,
+    },
+}
+
+#[derive(Subcommand, Debug)]
+pub enum NotifyCommand {
+    /// Send every unsent notification in commit order, mark each sent once
+    /// the broker confirmed it, and prune sent ones older than
+    /// [nodemaint] notification_retention; safe from cron on several hosts.
+    #[command(
+        after_help = "Example:\n  nodemaint --config-file /etc/ironic/ironic.conf notify publish\n  nodemaint --config-file /etc/ironic/ironic.conf notify publish --max-count 10000 --format json\n\nExit codes: 0 nothing left unsent, 1 --max-count reached with notifications left, 3 notifications are not configured, 6 another publisher held the lock past --lock-timeout, 13 the message bus was unreachable or refused (nothing more marked sent), 127 bad arguments."
+    )]
+    Publish {
+        /// Stop after sending about this many (whole batches).
+        #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
+        max_count: Option<u64>,
+        /// Notifications per batch (read, sent, confirmed, marked sent).
+        #[arg(long, default_value_t = nodemaint::publish::DEFAULT_BATCH, value_parser = clap::value_parser!(u64).range(1..=100_000))]
+        batch_size: u64,
+        /// Seconds to wait for another publisher holding the notification lock.
+        #[arg(long, default_value_t = 300)]
+        lock_timeout: u64,
     },
 }
 

@@ -8,7 +8,7 @@ mod render;
 use crate::server::AuthStrategy;
 use args::{
     CallerArgs, Cli, Command, DbCommand, FleetCommand, Format, Global, HistoryCommand, MaintenanceCommand, NodeCommand,
-    ReconcileArgs, ServeArgs, UpgradeCommand, WindowsCommand,
+    NotifyCommand, ReconcileArgs, ServeArgs, UpgradeCommand, WindowsCommand,
 };
 use nodemaint::admin::{fleet, legacy_nodes};
 use nodemaint::authority::{parse_extra_arg, parse_time};
@@ -16,6 +16,8 @@ use nodemaint::config::Config;
 use nodemaint::db::Access;
 use nodemaint::db::{Lock, LockWait};
 use nodemaint::maintenance::WindowQuery;
+use nodemaint::notify::Settings;
+use nodemaint::publish::{PublishOptions, Publisher};
 use nodemaint::tick::{self, TickOptions};
 use nodemaint::{Caller, Error, Maintenance, NewEntry, Policy, Result, db, nodes, schema};
 use nodemaint_runtime::sql::now_utc;
@@ -119,6 +121,7 @@ fn command_name(command: &Command) -> &'static str {
         Command::Reconcile(_) => "reconcile",
         Command::Windows(WindowsCommand::List { .. }) => "windows list",
         Command::Windows(WindowsCommand::Tick { .. }) => "windows tick",
+        Command::Notify(NotifyCommand::Publish { .. }) => "notify publish",
         Command::Serve(_) => "serve",
     }
 }
@@ -264,7 +267,16 @@ async fn service(global: &Global, caller: &CallerArgs, access: Access) -> Result
     let policy = policy_from(caller.policy_file.as_ref(), global)?;
     let (conn, url) = open(global, access).await?;
     schema::require_maintenance_table(&conn, &url).await?;
-    Ok(Maintenance::new(conn, policy).with_retry_policy(load_config(global)?.database.retry_policy()?))
+    let svc = Maintenance::new(conn, policy).with_retry_policy(load_config(global)?.database.retry_policy()?);
+    Ok(match notification_settings(global)? {
+        Some(settings) => svc.with_notifications(&settings),
+        None => svc,
+    })
+}
+
+/// The notification settings the configuration gives (`None`: off).
+fn notification_settings(global: &Global) -> Result<Option<Settings>> {
+    Settings::from_config(&load_config(global)?)
 }
 
 /// Connects for what the command does: only `db upgrade` creates an SQLite
@@ -298,6 +310,23 @@ async fn dispatch(cli: &Cli, out: &Output) -> Result<u8> {
         Command::Maintenance(cmd) => maintenance_command(cmd, global, out).await,
         Command::History(cmd) => history_command(cmd, global, out).await.map(|()| 0),
         Command::Windows(cmd) => windows_command(cmd, global, out).await,
+        Command::Notify(NotifyCommand::Publish { max_count, batch_size, lock_timeout }) => {
+            let settings = notification_settings(global)?.ok_or_else(|| {
+                Error::Config(
+                    "notifications are off: set [DEFAULT] notification_level and [oslo_messaging_notifications] driver in the config".into(),
+                )
+            })?;
+            let (conn, url) = open(global, Access::ReadWrite).await?;
+            schema::require_maintenance_table(&conn, &url).await?;
+            let lock = lock_wait(out, &url, Lock::Notify, *lock_timeout);
+            let options = PublishOptions { lock, batch_size: *batch_size, max_count: *max_count };
+            let mut publisher = Publisher::new(settings);
+            let report = publisher.publish(&conn, &url, options).await;
+            publisher.close().await;
+            let report = report?;
+            out.published(&report);
+            Ok(u8::from(report.unsent > 0))
+        }
         Command::Upgrade(UpgradeCommand::Check { pin_release_version, .. }) => {
             upgrade_check(global, pin_release_version, out).await
         }
@@ -352,7 +381,7 @@ async fn serve(args: &ServeArgs, global: &Global) -> Result<()> {
     let max_connections = args.db_max_connections.or(config.database.max_pool_size).unwrap_or(DEFAULT_SERVE_POOL);
     let conn = db::connect_for(&url, &pool_options(global, Some(max_connections))?, Access::ReadWrite).await?;
     schema::require_maintenance_table(&conn, &url).await?;
-    let options = crate::server::ServeOptions {
+    let mut options = crate::server::ServeOptions {
         keystone,
         bind: args.bind,
         body_timeout: Duration::from_secs(args.body_timeout),
@@ -361,9 +390,18 @@ async fn serve(args: &ServeArgs, global: &Global) -> Result<()> {
         public_endpoint: args.public_endpoint.clone(),
         tick: (args.tick_interval > 0).then(|| (Duration::from_secs(args.tick_interval), url.clone())),
         healthcheck: config.healthcheck.enabled.unwrap_or(true),
+        publisher: None,
     };
     let retry = load_config(global)?.database.retry_policy()?;
-    crate::server::serve(Maintenance::new(conn, policy).with_retry_policy(retry), options).await
+    let mut svc = Maintenance::new(conn, policy).with_retry_policy(retry);
+    if let Some(settings) = Settings::from_config(&config)? {
+        svc = svc.with_notifications(&settings);
+        if args.notify_interval > 0 {
+            options.publisher =
+                Some((Publisher::new(settings), Duration::from_secs(args.notify_interval), url.clone()));
+        }
+    }
+    crate::server::serve(svc, options).await
 }
 
 /// The exit code is 0, or 8 when a dry run found entries that would block.

@@ -269,6 +269,19 @@ impl Output {
         }
     }
 
+    pub fn published(&self, report: &nodemaint::publish::PublishReport) {
+        if self.json_mode() {
+            return self.json(report);
+        }
+        if self.quiet {
+            return;
+        }
+        println!("Sent {} notification(s); pruned {} sent ones past the retention.", report.sent, report.pruned);
+        if report.unsent > 0 {
+            println!("{} left unsent; run again (without --max-count to finish).", report.unsent);
+        }
+    }
+
     pub fn entry(&self, e: &EntryView) {
         if self.json_mode() {
             return self.json(e);

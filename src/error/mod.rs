@@ -53,6 +53,11 @@ pub enum Error {
     /// rolled back). `kind` says what the server's code meant.
     #[error("{message}")]
     Database { message: String, kind: DbFailure },
+    /// The message bus (RabbitMQ) could not be reached, refused the login,
+    /// or did not confirm a notification. Nothing was marked sent: the
+    /// notifications wait in the outbox for the next try.
+    #[error("{0}")]
+    Bus(String),
 }
 
 /// What a database failure was, decided from the server's codes (never its
@@ -160,7 +165,11 @@ impl Error {
             Error::Forbidden(_) => 403,
             Error::NotFound(_) => 404,
             Error::Conflict(_) => 409,
-            Error::Unreachable(_) | Error::Lost { .. } | Error::LockTimeout(_) | Error::Contended(_) => 503,
+            Error::Unreachable(_)
+            | Error::Lost { .. }
+            | Error::LockTimeout(_)
+            | Error::Contended(_)
+            | Error::Bus(_) => 503,
             Error::Config(_) | Error::Schema(_) | Error::Database { .. } | Error::Privileges(_) => 500,
         }
     }
@@ -178,6 +187,7 @@ impl Error {
             Error::BadRequest(_) => 10,
             Error::Database { .. } => 11,
             Error::Contended(_) => 12,
+            Error::Bus(_) => 13,
         }
     }
 
@@ -194,6 +204,7 @@ impl Error {
             | Error::LockTimeout(m)
             | Error::Privileges(m)
             | Error::Contended(m)
+            | Error::Bus(m)
             | Error::Database { message: m, .. } => m,
         }
     }
@@ -371,6 +382,7 @@ mod tests {
             (Error::Contended("x".into()), 503, 12),
             (Error::Lost { message: "x".into(), committing: false }, 503, 4),
             (Error::Unreachable("x".into()), 503, 4),
+            (Error::Bus("x".into()), 503, 13),
         ];
         for (e, status, code) in cases {
             assert_eq!(e.http_status(), status);

@@ -17,6 +17,7 @@ mod extract;
 mod handlers;
 mod health;
 mod keystone;
+mod publisher;
 mod routes;
 mod ticker;
 mod version;
@@ -30,6 +31,7 @@ use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::{Router, extract::State};
 use errors::ApiError;
+use nodemaint::publish::Publisher;
 use nodemaint::{Caller, Error, Maintenance, Result};
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -74,6 +76,9 @@ pub struct ServeOptions {
     pub tick: Option<(Duration, String)>,
     /// Serve `/healthcheck` (`[healthcheck] enabled`).
     pub healthcheck: bool,
+    /// The notification publisher, how often it runs and the database URL
+    /// its lock is named by (`None`: notifications off, or sent from cron).
+    pub publisher: Option<(Publisher, Duration, String)>,
 }
 
 /// The whole API as a router, ready to serve.
@@ -106,7 +111,7 @@ pub fn router(svc: Maintenance, options: &ServeOptions) -> Router {
 /// Serves until SIGTERM or SIGINT, then finishes the requests in flight for
 /// at most `shutdown_timeout` (a client stalled mid-request must not keep a
 /// systemd stop waiting forever).
-pub async fn serve(svc: Maintenance, options: ServeOptions) -> Result<()> {
+pub async fn serve(svc: Maintenance, mut options: ServeOptions) -> Result<()> {
     let listener = tokio::net::TcpListener::bind(options.bind).await.map_err(|e| {
         Error::Config(format!("cannot listen on {}: {e}; choose another address with --bind", options.bind))
     })?;
@@ -114,6 +119,8 @@ pub async fn serve(svc: Maintenance, options: ServeOptions) -> Result<()> {
     tracing::info!("nodemaint API listening on http://{local} (auth strategy: {:?})", options.auth);
     let ticker =
         options.tick.clone().map(|(interval, url)| ticker::spawn(svc.db().clone(), url, interval, svc.retry_policy()));
+    let publisher = (options.publisher.take())
+        .map(|(publisher, interval, url)| publisher::spawn(svc.db().clone(), url, interval, publisher));
     // Ironic answers every path with or without a trailing slash, and the
     // `baremetal` client asks for `/v1/nodes/?…`: the slash is trimmed
     // before routing.
@@ -136,8 +143,8 @@ pub async fn serve(svc: Maintenance, options: ServeOptions) -> Result<()> {
             options.shutdown_timeout.as_secs()
         ),
     }
-    if let Some(ticker) = ticker {
-        ticker.abort();
+    for task in [ticker, publisher].into_iter().flatten() {
+        task.abort();
     }
     tracing::info!("nodemaint API stopped");
     Ok(())

@@ -6,7 +6,7 @@
 
 use crate::error::{Error, Result};
 use crate::store::db::redact;
-use nodemaint_runtime::lock::{self, LockGuard, MIGRATION_LOCK, RECONCILE_LOCK, WINDOWS_LOCK};
+use nodemaint_runtime::lock::{self, LockGuard, MIGRATION_LOCK, NOTIFY_LOCK, RECONCILE_LOCK, WINDOWS_LOCK};
 use sea_orm::DatabaseConnection;
 use std::time::Duration;
 
@@ -22,6 +22,8 @@ pub enum Lock {
     Reconcile,
     /// Held by a windows tick that has work to do.
     Windows,
+    /// Held by a notification publisher that has notifications to send.
+    Notify,
 }
 
 impl Lock {
@@ -30,6 +32,7 @@ impl Lock {
             Lock::Migration => MIGRATION_LOCK,
             Lock::Reconcile => RECONCILE_LOCK,
             Lock::Windows => WINDOWS_LOCK,
+            Lock::Notify => NOTIFY_LOCK,
         }
     }
 
@@ -44,6 +47,9 @@ impl Lock {
                 format!("Waiting for another nodemaint reconcile on {url} to finish (giving up after {secs}s)…")
             }
             Lock::Windows => format!("Waiting for another windows tick on {url} to finish (giving up after {secs}s)…"),
+            Lock::Notify => {
+                format!("Waiting for another notification publisher on {url} to finish (giving up after {secs}s)…")
+            }
         }
     }
 
@@ -60,6 +66,9 @@ impl Lock {
             Lock::Windows => {
                 format!("another nodemaint held the windows lock on {url} for {secs}s; it is doing this work already")
             }
+            Lock::Notify => format!(
+                "another nodemaint held the notification lock on {url} for {secs}s; it is sending the notifications already"
+            ),
         }
     }
 }

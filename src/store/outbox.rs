@@ -247,8 +247,6 @@ async fn insert<C: ConnectionTrait>(
 #[derive(Debug, Clone)]
 pub struct Unsent {
     pub id: i32,
-    pub node_id: Option<i32>,
-    pub event_type: String,
     pub priority: String,
     pub message: String,
 }
@@ -257,17 +255,14 @@ pub struct Unsent {
 pub async fn unsent<C: ConnectionTrait>(db: &C, limit: u64) -> Result<Vec<Unsent>, DbErr> {
     let rows = outbox::Entity::find()
         .select_only()
-        .columns([Col::Id, Col::NodeId, Col::EventType, Col::Priority, Col::Message])
+        .columns([Col::Id, Col::Priority, Col::Message])
         .filter(Col::SentAt.is_null())
         .order_by_asc(Col::Id)
         .limit(limit)
-        .into_tuple::<(i32, Option<i32>, String, String, String)>()
+        .into_tuple::<(i32, String, String)>()
         .all(db)
         .await?;
-    Ok(rows
-        .into_iter()
-        .map(|(id, node_id, event_type, priority, message)| Unsent { id, node_id, event_type, priority, message })
-        .collect())
+    Ok(rows.into_iter().map(|(id, priority, message)| Unsent { id, priority, message }).collect())
 }
 
 /// Marks `ids` sent at `at`.
