@@ -18,6 +18,7 @@ mod ironic_wire;
 mod keystone;
 mod layout;
 mod maintenance_cli;
+mod notifications;
 mod outage;
 mod own_postgres;
 mod readme;

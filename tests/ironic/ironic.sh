@@ -9,6 +9,7 @@
 #       makes $NODEMAINT_IRONIC_DIR/ironic.sqlite and prints the API's URL
 #   NODEMAINT_IRONIC_DIR=/tmp/ir bash tests/ironic/ironic.sh stop
 #   bash tests/ironic/ironic.sh install    # only the virtual environment
+#   bash tests/ironic/ironic.sh python     # that, then prints its python (oslo.messaging, kombu)
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 hash=$(sha256sum "$here/requirements.txt" | cut -c1-12)
@@ -59,7 +60,8 @@ stop() {
 
 case "${1:-}" in
   install) install ;;
+  python) install >&2; echo "$venv/bin/python" ;;
   start) start ;;
   stop) stop ;;
-  *) echo "usage: $0 install|start|stop" >&2; exit 2 ;;
+  *) echo "usage: $0 install|python|start|stop" >&2; exit 2 ;;
 esac

@@ -1,0 +1,364 @@
+//! Notifications (issue #29) on every backend, received by a real
+//! oslo.messaging notification listener (`tests/ironic/oslo_listener.py`,
+//! in Ironic 39's virtual environment) through the shared RabbitMQ, each
+//! test on an exchange and topic of its own: the legacy calls' Ironic
+//! `maintenance_set` pairs and the typed events, with their priorities,
+//! publisher ids, request ids and payloads; nothing for a refused change;
+//! Ironic's `.start` + `.error` for a legacy call that failed after it
+//! began; two `serve` processes sending each notification once.
+
+use crate::api::{As, OLD, Reply, Server};
+use crate::backend_tests;
+use crate::common::{TestDb, count, ok};
+use nodemaint::admin::legacy_nodes::{self, NewNode};
+use reqwest::{Method, StatusCode};
+use sea_orm::{ConnectionTrait, DatabaseConnection, DbBackend};
+use serde_json::{Value, json};
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+const RABBIT: &str = "rabbit://guest:guest@127.0.0.1:5672/";
+const HOST: &str = "notify-test-host";
+
+/// An exchange and topic of this test's own, and the ironic.conf that
+/// turns notifications on for them.
+struct Bus {
+    exchange: String,
+    topic: String,
+    conf: std::path::PathBuf,
+}
+
+impl Bus {
+    fn new() -> Bus {
+        let id = uuid::Uuid::new_v4().simple().to_string();
+        let (exchange, topic) = (format!("nmx-{}", &id[..8]), format!("nmt-{}", &id[..8]));
+        let conf = std::env::temp_dir().join(format!("nodemaint-notify-{id}.conf"));
+        let text = format!(
+            "[DEFAULT]\nhost = {HOST}\nnotification_level = info\nversioned_notifications_topics = {topic}\n\
+             control_exchange = {exchange}\n\n[oslo_messaging_notifications]\ndriver = messagingv2\n\
+             transport_url = {RABBIT}\n"
+        );
+        std::fs::write(&conf, text).unwrap();
+        Bus { exchange, topic, conf }
+    }
+
+    fn conf(&self) -> String {
+        self.conf.display().to_string()
+    }
+
+    /// A listener waiting for `n` notifications (at most `timeout`).
+    fn listen(&self, n: usize, timeout: Duration) -> Listener {
+        let python = ironic_python();
+        let out = std::env::temp_dir().join(format!("nodemaint-notify-{}.json", uuid::Uuid::new_v4().simple()));
+        let mut child = Command::new(python)
+            .arg(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/ironic/oslo_listener.py"))
+            .args([RABBIT, &self.exchange, &self.topic, &n.to_string(), &timeout.as_secs().to_string()])
+            .arg(&out)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("start the oslo.messaging listener");
+        let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+        assert_eq!(lines.next().and_then(Result::ok).as_deref(), Some("ready"), "the listener did not start");
+        Listener { child, out }
+    }
+
+    /// `serve` on `url` with notifications on, trusted headers.
+    fn serve(&self, url: &str) -> Server {
+        let conf = self.conf();
+        Server::start_with_args(&[
+            "--config-file",
+            &conf,
+            "--database-url",
+            url,
+            "serve",
+            "--bind",
+            "127.0.0.1:0",
+            "--auth-strategy",
+            "trusted-headers",
+            "--tick-interval",
+            "0",
+            "--notify-interval",
+            "1",
+        ])
+    }
+}
+
+impl Drop for Bus {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.conf);
+    }
+}
+
+/// The Python of Ironic 39's virtual environment (oslo.messaging).
+fn ironic_python() -> String {
+    let out = Command::new("bash")
+        .arg(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/ironic/ironic.sh"))
+        .arg("python")
+        .output()
+        .expect("run tests/ironic/ironic.sh python");
+    assert!(out.status.success(), "ironic venv: {}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8_lossy(&out.stdout).trim().to_owned()
+}
+
+struct Listener {
+    child: Child,
+    out: std::path::PathBuf,
+}
+
+impl Listener {
+    /// Waits for the listener to finish; what it received, in order.
+    fn received(mut self) -> Vec<Value> {
+        let status = self.child.wait().expect("wait for the listener");
+        assert!(status.success(), "the listener failed: {status}");
+        let text = std::fs::read_to_string(&self.out).expect("the listener's output");
+        let _ = std::fs::remove_file(&self.out);
+        serde_json::from_str::<Vec<Value>>(&text).unwrap()
+    }
+}
+
+const OWNER: &str = "owner-project";
+const OPERATOR: As = As { user: "op-user", project: None, roles: "admin" };
+const OWNER_ADMIN: As = As { user: "owner-admin", project: Some(OWNER), roles: "admin" };
+/// May see the node, may not set maintenance on it (Ironic's default policy).
+const OWNER_READER: As = As { user: "owner-reader", project: Some(OWNER), roles: "reader" };
+
+async fn setup(t: &TestDb, name: &str) -> DatabaseConnection {
+    ok(&t.cli(&["db", "upgrade"]));
+    let db = t.connect().await;
+    let node = NewNode { name: Some(name.into()), owner: Some(OWNER.into()), ..NewNode::default() };
+    legacy_nodes::create(&db, node).await.unwrap();
+    db
+}
+
+async fn call(api: &Server, method: Method, path: &str, version: &str, body: Option<Value>, who: As) -> Reply {
+    api.call(method, path, Some(version), Some(who), body).await
+}
+
+fn data(n: &Value) -> &Value {
+    &n["payload"]["ironic_object.data"]
+}
+
+async fn legacy_calls_and_typed_changes_reach_an_oslo_listener(t: TestDb) {
+    let db = setup(&t, "myNode").await;
+    let bus = Bus::new();
+    let listener = bus.listen(7, Duration::from_secs(60));
+    let api = bus.serve(&t.url);
+
+    let put =
+        call(&api, Method::PUT, "/v1/nodes/myNode/maintenance", OLD, Some(json!({"reason": "disk"})), OPERATOR).await;
+    assert_eq!(put.status, StatusCode::ACCEPTED, "{}", put.body);
+    // Refused before any change: nothing is sent for them.
+    let missing = call(&api, Method::PUT, "/v1/nodes/nope/maintenance", OLD, Some(json!({})), OPERATOR).await;
+    assert_eq!(missing.status, StatusCode::NOT_FOUND);
+    let added = call(
+        &api,
+        Method::POST,
+        "/v1/nodes/myNode/maintenance",
+        "1.116",
+        Some(json!({"type": "operator_hold", "reason": "owner's hold"})),
+        OWNER_ADMIN,
+    )
+    .await;
+    assert_eq!(added.status, StatusCode::CREATED, "{}", added.body);
+    let twice = call(
+        &api,
+        Method::POST,
+        "/v1/nodes/myNode/maintenance",
+        "1.116",
+        Some(json!({"type": "operator_hold", "reason": "again"})),
+        OWNER_ADMIN,
+    )
+    .await;
+    assert_eq!(twice.status, StatusCode::CONFLICT, "{}", twice.body);
+    let failure = call(
+        &api,
+        Method::POST,
+        "/v1/nodes/myNode/maintenance",
+        "1.116",
+        Some(json!({"type": "hardware_failure", "reason": "PSU"})),
+        OPERATOR,
+    )
+    .await;
+    assert_eq!(failure.status, StatusCode::CREATED, "{}", failure.body);
+    // All or nothing: the owner may not release the operator's system hold.
+    let forbidden = call(&api, Method::DELETE, "/v1/nodes/myNode/maintenance", "1.116", None, OWNER_ADMIN).await;
+    assert_eq!(forbidden.status, StatusCode::FORBIDDEN, "{}", forbidden.body);
+    let uuid = added.json()["uuid"].as_str().unwrap().to_owned();
+    let released =
+        call(&api, Method::DELETE, &format!("/v1/nodes/myNode/maintenance/{uuid}"), "1.116", None, OWNER_ADMIN).await;
+    assert!(released.status.is_success(), "{}", released.body);
+    let unset = call(&api, Method::DELETE, "/v1/nodes/myNode/maintenance", OLD, None, OPERATOR).await;
+    assert_eq!(unset.status, StatusCode::ACCEPTED, "{}", unset.body);
+
+    let got = listener.received();
+    let types: Vec<&str> = got.iter().map(|n| n["event_type"].as_str().unwrap()).collect();
+    assert_eq!(
+        types,
+        [
+            "baremetal.node.maintenance_set.start",
+            "baremetal.node.maintenance_set.end",
+            "baremetal.node.maintenance_entry.asserted",
+            "baremetal.node.maintenance_entry.asserted",
+            "baremetal.node.maintenance_entry.released",
+            "baremetal.node.maintenance_set.start",
+            "baremetal.node.maintenance_set.end",
+        ],
+        "{got:#?}"
+    );
+    for n in &got {
+        assert_eq!(n["priority"], "info");
+        assert_eq!(n["publisher_id"], format!("ironic-api.{HOST}"));
+    }
+    // The context: the response's request id, the caller's identity.
+    let request_id = |r: &Reply| r.header("x-openstack-request-id").unwrap().to_owned();
+    for (n, reply) in got.iter().zip([&put, &put, &added, &failure, &released, &unset, &unset]) {
+        assert_eq!(n["context"]["request_id"], request_id(reply), "{n:#}");
+    }
+    assert_eq!(got[0]["context"]["user"], OPERATOR.user);
+    assert_eq!(got[2]["context"]["user"], "owner-admin");
+    assert_eq!(got[2]["context"]["project_id"], OWNER);
+
+    // NodePayload 1.17: `.start` shows the new state already.
+    for n in &got[..2] {
+        assert_eq!(n["payload"]["ironic_object.name"], "NodePayload");
+        assert_eq!(n["payload"]["ironic_object.version"], "1.17");
+        assert_eq!(data(n).as_object().unwrap().len(), 47);
+        assert_eq!(data(n)["maintenance"], true);
+        assert_eq!(data(n)["maintenance_reason"], "disk");
+        assert_eq!(data(n)["name"], "myNode");
+        assert_eq!(data(n)["owner"], OWNER);
+    }
+    for n in &got[5..] {
+        assert_eq!(data(n)["maintenance"], false);
+        assert_eq!(data(n)["maintenance_reason"], Value::Null);
+    }
+    // The typed events: versioned payloads of their own.
+    assert_eq!(got[2]["payload"]["ironic_object.name"], "MaintenanceEntryPayload");
+    assert_eq!(got[2]["payload"]["ironic_object.version"], "1.0");
+    let entry = data(&got[2]);
+    assert_eq!(entry["uuid"], uuid.as_str());
+    assert_eq!(entry["type"], "operator_hold");
+    assert_eq!(entry["scope"], "owner");
+    assert_eq!(entry["reason"], "owner's hold");
+    assert_eq!(entry["asserted_by"], "owner-admin");
+    assert_eq!(entry["asserted_by_project"], OWNER);
+    assert_eq!(entry["event"], "asserted");
+    assert_eq!(data(&got[3])["scope"], "system");
+    assert_eq!(data(&got[3])["asserted_by_project"], Value::Null);
+    assert_eq!(data(&got[4])["event"], "released");
+    assert_eq!(data(&got[4])["actor"], "owner-admin");
+    assert_eq!(data(&got[2])["node_uuid"], data(&got[0])["uuid"]);
+
+    // Each notification once, all marked sent.
+    let ids: std::collections::HashSet<_> = got.iter().map(|n| n["metadata"]["message_id"].to_string()).collect();
+    assert_eq!(ids.len(), got.len());
+    let unsent = count(&db, "SELECT COUNT(*) FROM node_maintenance_notification WHERE sent_at IS NULL").await;
+    assert_eq!(unsent, 0);
+}
+backend_tests!(legacy_calls_and_typed_changes_reach_an_oslo_listener);
+
+/// A trigger that fails any write that changes the boolean of the node
+/// `boom` (the node lock's no-op write on SQLite passes): the legacy call
+/// is refused by the database after it was planned.
+async fn fail_maintenance_writes(db: &DatabaseConnection) {
+    let statements: Vec<&str> = match db.get_database_backend() {
+        DbBackend::Sqlite => vec![
+            "CREATE TRIGGER nm_boom BEFORE UPDATE ON nodes WHEN OLD.name = 'boom' AND NEW.maintenance IS NOT OLD.maintenance \
+             BEGIN SELECT RAISE(ABORT, 'boom'); END",
+        ],
+        DbBackend::Postgres => vec![
+            "CREATE FUNCTION nm_boom() RETURNS trigger AS $$ BEGIN \
+             IF OLD.name = 'boom' AND NEW.maintenance IS DISTINCT FROM OLD.maintenance THEN RAISE EXCEPTION 'boom'; END IF; \
+             RETURN NEW; END $$ LANGUAGE plpgsql",
+            "CREATE TRIGGER nm_boom BEFORE UPDATE ON nodes FOR EACH ROW EXECUTE FUNCTION nm_boom()",
+        ],
+        _ => vec![
+            "CREATE TRIGGER nm_boom BEFORE UPDATE ON nodes FOR EACH ROW BEGIN \
+             IF OLD.name = 'boom' AND NOT (NEW.maintenance <=> OLD.maintenance) THEN \
+             SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = 'boom'; END IF; END",
+        ],
+    };
+    for sql in statements {
+        db.execute_unprepared(sql).await.unwrap();
+    }
+}
+
+async fn a_failed_legacy_call_sends_start_and_error_and_a_refused_one_nothing(t: TestDb) {
+    let db = setup(&t, "boom").await;
+    fail_maintenance_writes(&db).await;
+    let bus = Bus::new();
+    let listener = bus.listen(2, Duration::from_secs(60));
+    let api = bus.serve(&t.url);
+
+    let refused =
+        call(&api, Method::PUT, "/v1/nodes/boom/maintenance", OLD, Some(json!({"reason": "x"})), OWNER_READER).await;
+    assert_eq!(refused.status, StatusCode::FORBIDDEN, "{}", refused.body);
+    let failed =
+        call(&api, Method::PUT, "/v1/nodes/boom/maintenance", OLD, Some(json!({"reason": "psu"})), OPERATOR).await;
+    assert!(failed.status.is_server_error(), "{}: {}", failed.status, failed.body);
+
+    let got = listener.received();
+    let seen: Vec<(&str, &str)> =
+        got.iter().map(|n| (n["event_type"].as_str().unwrap(), n["priority"].as_str().unwrap())).collect();
+    assert_eq!(
+        seen,
+        [("baremetal.node.maintenance_set.start", "info"), ("baremetal.node.maintenance_set.error", "error")],
+        "{got:#?}"
+    );
+    for n in &got {
+        // The node as the call asked for it; the database kept it as it was.
+        assert_eq!(data(n)["maintenance"], true);
+        assert_eq!(data(n)["maintenance_reason"], "psu");
+        assert_eq!(n["context"]["request_id"], failed.header("x-openstack-request-id").unwrap());
+    }
+    assert_eq!(count(&db, "SELECT COUNT(*) FROM node_maintenance").await, 0);
+    assert_eq!(count(&db, "SELECT COUNT(*) FROM node_maintenance_event").await, 0);
+    assert_eq!(count(&db, "SELECT COUNT(*) FROM node_maintenance_notification").await, 2);
+}
+backend_tests!(a_failed_legacy_call_sends_start_and_error_and_a_refused_one_nothing);
+
+async fn two_servers_send_each_notification_once(t: TestDb) {
+    let db = setup(&t, "n0").await;
+    for i in 1..4 {
+        legacy_nodes::create(&db, NewNode { name: Some(format!("n{i}")), ..NewNode::default() }).await.unwrap();
+    }
+    let bus = Bus::new();
+    let rounds = 10;
+    // Each round on each node: a PUT and a DELETE, two notifications each.
+    let expected = rounds * 4 * 4;
+    let listener = bus.listen(expected, Duration::from_secs(120));
+    let (a, b) = (bus.serve(&t.url), bus.serve(&t.url));
+    for round in 0..rounds {
+        for node in 0..4 {
+            let api = if (round + node) % 2 == 0 { &a } else { &b };
+            let path = format!("/v1/nodes/n{node}/maintenance");
+            let put = call(api, Method::PUT, &path, OLD, Some(json!({"reason": format!("r{round}")})), OPERATOR).await;
+            assert_eq!(put.status, StatusCode::ACCEPTED, "{}", put.body);
+            let unset = call(api, Method::DELETE, &path, OLD, None, OPERATOR).await;
+            assert_eq!(unset.status, StatusCode::ACCEPTED, "{}", unset.body);
+        }
+    }
+    let got = listener.received();
+    assert_eq!(got.len(), expected, "every notification, none twice");
+    let ids: std::collections::HashSet<_> = got.iter().map(|n| n["metadata"]["message_id"].to_string()).collect();
+    assert_eq!(ids.len(), expected, "a notification was sent twice");
+    // Per node, in commit order: start, end of the PUT, then of the DELETE, round by round.
+    for node in 0..4 {
+        let name = format!("n{node}");
+        let mine: Vec<(&str, bool)> = got
+            .iter()
+            .filter(|n| data(n)["name"] == name.as_str())
+            .map(|n| (n["event_type"].as_str().unwrap(), data(n)["maintenance"].as_bool().unwrap()))
+            .collect();
+        let one_round = [
+            ("baremetal.node.maintenance_set.start", true),
+            ("baremetal.node.maintenance_set.end", true),
+            ("baremetal.node.maintenance_set.start", false),
+            ("baremetal.node.maintenance_set.end", false),
+        ];
+        assert_eq!(mine, one_round.repeat(rounds), "{name}");
+    }
+}
+backend_tests!(two_servers_send_each_notification_once);
