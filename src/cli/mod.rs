@@ -191,6 +191,7 @@ async fn reconcile(args: &ReconcileArgs, global: &Global, out: &Output) -> Resul
         lock: lock_wait(out, &url, Lock::Reconcile, *lock_timeout),
         retry: load_config(global)?.database.retry_policy()?,
         progress: progress::bar(out.quiet),
+        notify: notification_settings(global)?,
     };
     let report = nodemaint::reconcile::reconcile(&conn, &url, options).await?;
     out.reconciled(&report, pin.as_ref().map(|p| p.source.as_str()));
@@ -391,10 +392,13 @@ async fn serve(args: &ServeArgs, global: &Global) -> Result<()> {
         tick: (args.tick_interval > 0).then(|| (Duration::from_secs(args.tick_interval), url.clone())),
         healthcheck: config.healthcheck.enabled.unwrap_or(true),
         publisher: None,
+        notify: None,
     };
     let retry = load_config(global)?.database.retry_policy()?;
     let mut svc = Maintenance::new(conn, policy).with_retry_policy(retry);
-    if let Some(settings) = Settings::from_config(&config)? {
+    let notify = Settings::from_config(&config)?;
+    options.notify.clone_from(&notify);
+    if let Some(settings) = notify {
         svc = svc.with_notifications(&settings);
         if args.notify_interval > 0 {
             options.publisher =
@@ -489,6 +493,7 @@ async fn windows_command(cmd: &WindowsCommand, global: &Global, out: &Output) ->
                 lock: lock_wait(out, &url, Lock::Windows, *lock_timeout),
                 retry: load_config(global)?.database.retry_policy()?,
                 schema_checked: false,
+                notify: notification_settings(global)?,
             };
             let report = tick::tick(&conn, &url, options).await?;
             out.ticked(&report);

@@ -14,9 +14,11 @@
 
 use crate::authority::batch;
 use crate::error::Result;
+use crate::notify::Settings;
 use crate::schema;
 use crate::store::batches;
 use crate::store::locks::{self, Lock, LockWait};
+use crate::store::outbox::Outbox;
 use crate::store::transaction::{self, RetryPolicy};
 use nodemaint_runtime::drift::{self, DriftKind, NodeDrift};
 use nodemaint_runtime::progress::{NoProgress, Progress};
@@ -40,6 +42,8 @@ pub struct ReconcileOptions {
     /// How a repair batch that lost to a concurrent transaction is run again.
     pub retry: RetryPolicy,
     pub progress: Arc<dyn Progress>,
+    /// Notify each repair's events (`None`: notifications off).
+    pub notify: Option<Settings>,
 }
 
 impl Default for ReconcileOptions {
@@ -52,6 +56,7 @@ impl Default for ReconcileOptions {
             lock: LockWait::default(),
             retry: RetryPolicy::default(),
             progress: Arc::new(NoProgress),
+            notify: None,
         }
     }
 }
@@ -211,7 +216,7 @@ async fn repair_window(
                 break;
             }
             let (now, later) = pending.split_at(pending.len().min((*budget).min(usize::MAX as u64) as usize));
-            let repaired = repair_nodes(db, &options.retry, now, pinned).await?;
+            let repaired = repair_nodes(db, options, now, pinned).await?;
             for d in &repaired {
                 tally.found(d);
                 tally.repaired(d);
@@ -232,19 +237,21 @@ async fn repair_window(
 /// what it repaired (classified under the lock, so only real drift).
 async fn repair_nodes(
     db: &DatabaseConnection,
-    retry: &RetryPolicy,
+    options: &ReconcileOptions,
     ids: &[i32],
     pinned: bool,
 ) -> Result<Vec<NodeDrift>> {
+    let outbox = options.notify.as_ref().map(Outbox::new);
+    let outbox = outbox.as_ref();
     // Through the transaction runner: a batch that loses a deadlock to an
     // API request is run again whole, and classified again under its locks.
-    transaction::run(db, retry, |txn| async move {
+    transaction::run(db, &options.retry, |txn| async move {
         let mut repaired = Vec::new();
         // Each step's statements list its nodes (IN lists, VALUES rows), so
         // the transaction goes LOAD_CHUNK nodes at a time, under every
         // backend's parameter limit, however many --batch-size puts in it.
         for chunk in ids.chunks(drift::LOAD_CHUNK) {
-            repaired.extend(repair_chunk(&txn, chunk, pinned).await?);
+            repaired.extend(repair_chunk(&txn, chunk, pinned, outbox).await?);
         }
         Ok(repaired)
     })
@@ -252,7 +259,12 @@ async fn repair_nodes(
 }
 
 /// Locks `ids` in `txn`, classifies them under the lock and repairs them.
-async fn repair_chunk(txn: &DatabaseTransaction, ids: &[i32], pinned: bool) -> Result<Vec<NodeDrift>> {
+async fn repair_chunk(
+    txn: &DatabaseTransaction,
+    ids: &[i32],
+    pinned: bool,
+    outbox: Option<&Outbox>,
+) -> Result<Vec<NodeDrift>> {
     let started = std::time::Instant::now();
     batches::lock(txn, ids.iter().copied()).await?;
     let drifts = drift::scan(txn, ids, pinned).await?;
@@ -260,7 +272,7 @@ async fn repair_chunk(txn: &DatabaseTransaction, ids: &[i32], pinned: bool) -> R
     if drifts.is_empty() {
         return Ok(drifts);
     }
-    batches::apply(txn, &batch::repair(&drifts, pinned, now_utc())).await?;
+    batches::apply(txn, &batch::repair(&drifts, pinned, now_utc()), outbox).await?;
     tracing::trace!(elapsed_ms = started.elapsed().as_millis() as u64, "repaired");
     Ok(drifts)
 }

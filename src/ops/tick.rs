@@ -16,15 +16,18 @@
 
 use crate::authority::batch;
 use crate::error::Result;
+use crate::notify::Settings;
 use crate::schema;
 use crate::store::batches;
 use crate::store::due::{self, Cursor};
 use crate::store::locks::{self, Lock, LockWait};
+use crate::store::outbox::Outbox;
 use crate::store::transaction::{self, RetryPolicy};
 use chrono::NaiveDateTime;
 use nodemaint_runtime::sql::now_utc;
 use sea_orm::{DatabaseConnection, DatabaseTransaction};
 use serde::Serialize;
+use std::sync::Arc;
 
 #[derive(Default)]
 pub struct TickOptions {
@@ -40,6 +43,8 @@ pub struct TickOptions {
     /// The caller has checked the schema (`serve` does once, at start), so
     /// each tick skips the catalog queries that check it.
     pub schema_checked: bool,
+    /// Notify each window started and expired (`None`: notifications off).
+    pub notify: Option<Settings>,
 }
 
 #[derive(Debug, Clone, Default, Serialize, PartialEq, Eq)]
@@ -92,12 +97,14 @@ async fn run(db: &DatabaseConnection, options: &TickOptions) -> Result<TickRepor
     let mut report = TickReport::default();
     // The time of the whole run: what comes due while it runs is the next tick's.
     let now = now_utc();
+    let outbox = options.notify.as_ref().map(Outbox::new);
+    let outbox = outbox.as_ref();
     let mut cursor: Cursor = None;
     while budget > 0 {
         let limit = batch.min(budget);
-        let (done, next) =
-            transaction::run(db, &options.retry, |txn| async move { expire_batch(&txn, now, limit, cursor).await })
-                .await?;
+        let expired =
+            |txn: Arc<DatabaseTransaction>| async move { expire_batch(&txn, now, limit, cursor, outbox).await };
+        let (done, next) = transaction::run(db, &options.retry, expired).await?;
         report.expired += done;
         budget -= done;
         match next {
@@ -108,9 +115,9 @@ async fn run(db: &DatabaseConnection, options: &TickOptions) -> Result<TickRepor
     let mut cursor: Cursor = None;
     while budget > 0 {
         let limit = batch.min(budget);
-        let (started, not_started, next) =
-            transaction::run(db, &options.retry, |txn| async move { start_batch(&txn, now, limit, cursor).await })
-                .await?;
+        let started =
+            |txn: Arc<DatabaseTransaction>| async move { start_batch(&txn, now, limit, cursor, outbox).await };
+        let (started, not_started, next) = transaction::run(db, &options.retry, started).await?;
         budget -= started + not_started.len() as u64;
         report.started += started;
         report.not_started.extend(not_started);
@@ -132,6 +139,7 @@ async fn expire_batch(
     now: NaiveDateTime,
     limit: u64,
     cursor: Cursor,
+    outbox: Option<&Outbox>,
 ) -> Result<(u64, Cursor)> {
     let picked = due::pick_expired(txn, now, limit, cursor).await?;
     if picked.rows.is_empty() {
@@ -139,7 +147,7 @@ async fn expire_batch(
     }
     let plan = batch::expire(&picked.rows, now);
     batches::lock(txn, plan.resync.iter().copied()).await?;
-    let done = batches::apply(txn, &plan).await?;
+    let done = batches::apply(txn, &plan, outbox).await?;
     Ok((done, picked.next))
 }
 
@@ -151,6 +159,7 @@ async fn start_batch(
     now: NaiveDateTime,
     limit: u64,
     cursor: Cursor,
+    outbox: Option<&Outbox>,
 ) -> Result<(u64, Vec<String>, Cursor)> {
     let picked = due::pick_starting(txn, now, limit, cursor).await?;
     if picked.rows.is_empty() {
@@ -161,6 +170,6 @@ async fn start_batch(
     let due = due::windows_due(txn, &ids, now).await?;
     let held = if due.is_empty() { Vec::new() } else { due::entries_on(txn, &nodes).await? };
     let (plan, refused) = batch::start_due(&due, &held, now);
-    batches::apply(txn, &plan).await?;
+    batches::apply(txn, &plan, outbox).await?;
     Ok((plan.start.len() as u64, refused.iter().map(ToString::to_string).collect(), picked.next))
 }

@@ -79,6 +79,8 @@ pub struct ServeOptions {
     /// The notification publisher, how often it runs and the database URL
     /// its lock is named by (`None`: notifications off, or sent from cron).
     pub publisher: Option<(Publisher, Duration, String)>,
+    /// What the tick notifies (`None`: notifications off).
+    pub notify: Option<nodemaint::notify::Settings>,
 }
 
 /// The whole API as a router, ready to serve.
@@ -117,8 +119,9 @@ pub async fn serve(svc: Maintenance, mut options: ServeOptions) -> Result<()> {
     })?;
     let local = listener.local_addr().map_err(|e| Error::Config(format!("cannot read the listening address: {e}")))?;
     tracing::info!("nodemaint API listening on http://{local} (auth strategy: {:?})", options.auth);
-    let ticker =
-        options.tick.clone().map(|(interval, url)| ticker::spawn(svc.db().clone(), url, interval, svc.retry_policy()));
+    let ticker = options.tick.clone().map(|(interval, url)| {
+        ticker::spawn(svc.db().clone(), url, interval, svc.retry_policy(), options.notify.clone())
+    });
     let publisher = (options.publisher.take())
         .map(|(publisher, interval, url)| publisher::spawn(svc.db().clone(), url, interval, publisher));
     // Ironic answers every path with or without a trailing slash, and the

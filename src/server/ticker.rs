@@ -15,6 +15,7 @@ pub fn spawn(
     url: String,
     interval: Duration,
     retry: RetryPolicy,
+    notify: Option<nodemaint::notify::Settings>,
 ) -> tokio::task::JoinHandle<()> {
     tokio::spawn(async move {
         let mut every = tokio::time::interval(interval);
@@ -22,7 +23,8 @@ pub fn spawn(
         loop {
             every.tick().await;
             let lock = LockWait::new(Duration::ZERO);
-            let options = TickOptions { lock, retry, schema_checked: true, ..TickOptions::default() };
+            let notify = notify.clone();
+            let options = TickOptions { lock, retry, schema_checked: true, notify, ..TickOptions::default() };
             match tick::tick(&db, &url, options).await {
                 Ok(_) => {}
                 Err(nodemaint::Error::LockTimeout(_)) => tracing::debug!("windows tick: another process is ticking"),

@@ -1,13 +1,15 @@
 //! The batch applier: the set writers (the tick's expiry and start,
 //! reconcile's repairs) lock their nodes with [`lock`] and write a pure
 //! [`BatchPlan`] (`crate::authority::batch`) with [`apply`], in the
-//! batch's transaction. Each step is set-based, `LOAD_CHUNK` rows per
+//! batch's transaction, with the notifications of its events when asked
+//! (`Outbox::record_batch`). Each step is set-based, `LOAD_CHUNK` rows per
 //! statement (under every backend's parameter limit), so a batch costs a
 //! few statements whatever its size.
 
 use crate::authority::batch::{Backfill, BatchPlan, Noted};
 use crate::authority::event::{EventKind, MaintenanceEvent};
 use crate::error::Result;
+use crate::store::outbox::{self, Outbox};
 use crate::store::{history, invariant, nodes};
 use nodemaint_entity::{node_history, node_maintenance};
 use nodemaint_migration::backfill::{self, NodeSet};
@@ -50,7 +52,11 @@ pub(crate) async fn lock(txn: &DatabaseTransaction, ids: impl IntoIterator<Item 
 /// Writes `plan` (its nodes locked by this transaction); returns how many
 /// entries expired (an extend or a release under the lock can win over an
 /// expiry the plan named).
-pub(crate) async fn apply(txn: &DatabaseTransaction, plan: &BatchPlan) -> Result<u64> {
+pub(crate) async fn apply(txn: &DatabaseTransaction, plan: &BatchPlan, outbox: Option<&Outbox>) -> Result<u64> {
+    let mark = match outbox {
+        Some(_) => outbox::last_event_id(txn).await?,
+        None => 0,
+    };
     if let Some(backfill) = &plan.backfill {
         create_legacy(txn, plan, backfill).await?;
     }
@@ -84,6 +90,9 @@ pub(crate) async fn apply(txn: &DatabaseTransaction, plan: &BatchPlan) -> Result
     }
     for chunk in plan.resync.chunks(LOAD_CHUNK) {
         invariant::resync(txn, chunk, plan.at).await?;
+    }
+    if let Some(outbox) = outbox {
+        outbox.record_batch(txn, mark, &plan.actor).await?;
     }
     Ok(expired)
 }

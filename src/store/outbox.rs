@@ -121,29 +121,45 @@ impl Outbox {
         insert(db, attempt.node_id, &notifications, &self.publisher_id).await
     }
 
-    /// The notifications of events a set writer (the tick, reconcile)
-    /// wrote, in the same transaction.
-    pub async fn record_events<C: ConnectionTrait>(
-        &self,
-        db: &C,
-        events: &[(MaintenanceEvent, String)],
-        actor: &Caller,
-    ) -> Result<(), DbErr> {
-        if !self.sends(Level::Info) || events.is_empty() {
+    /// The typed events a set writer (the tick, reconcile) wrote in this
+    /// transaction, read back (those after `mark`, the highest event id
+    /// before it wrote, by its actor), each with its notification, in
+    /// pages of `INSERT_ROWS`. Events of nodes already deleted (orphans)
+    /// have no typed row and are not notified.
+    pub async fn record_batch<C: ConnectionTrait>(&self, db: &C, mark: i32, actor: &Caller) -> Result<(), DbErr> {
+        use nodemaint_entity::node_maintenance_event::{Column as E, Entity as Events};
+        if !self.sends(Level::Info) {
             return Ok(());
         }
         let context = RequestContext::of(actor);
-        for chunk in events.chunks(INSERT_ROWS) {
-            let rows: Vec<_> = chunk
+        let mut after = mark;
+        loop {
+            let page = Events::find()
+                .filter(E::Id.gt(after))
+                .filter(E::Actor.eq(actor.user_id.as_str()))
+                .order_by_asc(E::Id)
+                .limit(INSERT_ROWS as u64)
+                .find_also_related(nodes::Entity)
+                .all(db)
+                .await?;
+            let Some((last, _)) = page.last() else { return Ok(()) };
+            after = last.id;
+            let rows: Vec<_> = page
                 .iter()
-                .map(|(event, node_uuid)| {
-                    let n = self.event_notification(event, node_uuid, &context);
-                    row(Some(event.node_id), &n, &self.publisher_id)
+                .filter_map(|(row, node)| {
+                    let event = MaintenanceEvent::from_row(row)?;
+                    let node_uuid = node.as_ref().and_then(|n| n.uuid.clone()).unwrap_or_default();
+                    Some(row_of(
+                        Some(event.node_id),
+                        &self.event_notification(&event, &node_uuid, &context),
+                        &self.publisher_id,
+                    ))
                 })
                 .collect();
-            outbox::Entity::insert_many(rows).exec_without_returning(db).await?;
+            if !rows.is_empty() {
+                outbox::Entity::insert_many(rows).exec_without_returning(db).await?;
+            }
         }
-        Ok(())
     }
 
     fn sends(&self, level: Level) -> bool {
@@ -213,10 +229,19 @@ async fn node_shape<C: ConnectionTrait>(db: &C) -> Result<NodeShape, DbErr> {
     Ok(NodeShape { columns, traits })
 }
 
-/// Rows per multi-row insert (each row binds 7 values).
+/// The highest typed-event id now (0 with none): a set writer's mark
+/// before it writes, for [`Outbox::record_batch`].
+pub async fn last_event_id<C: ConnectionTrait>(db: &C) -> Result<i32, DbErr> {
+    use nodemaint_entity::node_maintenance_event::{Column as E, Entity as Events};
+    let id: Option<Option<i32>> =
+        Events::find().select_only().column_as(E::Id.max(), "last").into_tuple().one(db).await?;
+    Ok(id.flatten().unwrap_or(0))
+}
+
+/// Rows per page and per multi-row insert (each row binds 7 values).
 const INSERT_ROWS: usize = 500;
 
-fn row(node_id: Option<i32>, n: &Notification, publisher_id: &str) -> outbox::ActiveModel {
+fn row_of(node_id: Option<i32>, n: &Notification, publisher_id: &str) -> outbox::ActiveModel {
     outbox::ActiveModel {
         message_id: Set(n.message_id.clone()),
         node_id: Set(node_id),
@@ -238,7 +263,7 @@ async fn insert<C: ConnectionTrait>(
     if notifications.is_empty() {
         return Ok(());
     }
-    let rows: Vec<_> = notifications.iter().map(|n| row(Some(node_id), n, publisher_id)).collect();
+    let rows: Vec<_> = notifications.iter().map(|n| row_of(Some(node_id), n, publisher_id)).collect();
     outbox::Entity::insert_many(rows).exec_without_returning(db).await?;
     Ok(())
 }

@@ -362,3 +362,70 @@ async fn two_servers_send_each_notification_once(t: TestDb) {
     }
 }
 backend_tests!(two_servers_send_each_notification_once);
+
+/// `nodemaint ARGS…` with the bus's ironic.conf and the test's database.
+fn cli(bus: &Bus, t: &TestDb, args: &[&str]) -> std::process::Output {
+    let conf = bus.conf();
+    let mut all = vec!["--config-file", conf.as_str(), "--database-url", t.url.as_str()];
+    all.extend_from_slice(args);
+    crate::common::bare_cmd(&all).output().expect("run nodemaint")
+}
+
+/// The set writers notify too: the tick's window starts and expiries and
+/// reconcile's repairs, through the CLI and `notify publish` (no serve).
+async fn the_tick_and_reconcile_notify_and_notify_publish_sends(t: TestDb) {
+    let db = setup(&t, "w1").await;
+    legacy_nodes::create(&db, NewNode { name: Some("w2".into()), ..NewNode::default() }).await.unwrap();
+    let old = NewNode {
+        name: Some("old".into()),
+        maintenance: true,
+        maintenance_reason: Some("by hand".into()),
+        ..NewNode::default()
+    };
+    legacy_nodes::create(&db, old).await.unwrap();
+    let bus = Bus::new();
+    let listener = bus.listen(5, Duration::from_secs(60));
+
+    let window = ["--type", "operator_hold", "--reason", "firmware", "-q"];
+    ok(&cli(&bus, &t, &[&["maintenance", "add", "w1", "--end", "+1h"][..], &window].concat()));
+    ok(&cli(&bus, &t, &[&["maintenance", "add", "w2", "--start", "+1h", "--end", "+2h"][..], &window].concat()));
+    // Bring both windows' times to now rather than wait for them.
+    let past = "2020-01-01 00:00:00";
+    db.execute_unprepared(&format!("UPDATE node_maintenance SET ends_at = '{past}'")).await.unwrap();
+    db.execute_unprepared(&format!("UPDATE node_maintenance_schedule SET starts_at = '{past}'")).await.unwrap();
+    ok(&cli(&bus, &t, &["-q", "reconcile"]));
+    ok(&cli(&bus, &t, &["-q", "windows", "tick"]));
+    assert_eq!(count(&db, "SELECT COUNT(*) FROM node_maintenance_notification WHERE sent_at IS NULL").await, 5);
+    let published = cli(&bus, &t, &["--format", "json", "notify", "publish"]);
+    let report: Value = serde_json::from_str(&ok(&published)).unwrap();
+    assert_eq!(report["sent"], 5);
+    assert_eq!(report["unsent"], 0);
+
+    let got = listener.received();
+    let seen: Vec<(&str, &str)> =
+        got.iter().map(|n| (n["event_type"].as_str().unwrap(), data(n)["actor"].as_str().unwrap())).collect();
+    let (by_cli, reconciler, scheduler) = ("operator", "nodemaint-reconcile", "nodemaint-windows");
+    assert_eq!(
+        seen,
+        [
+            ("baremetal.node.maintenance_entry.asserted", by_cli),
+            ("baremetal.node.maintenance_window.scheduled", by_cli),
+            ("baremetal.node.maintenance_entry.asserted", reconciler),
+            ("baremetal.node.maintenance_window.expired", scheduler),
+            ("baremetal.node.maintenance_window.started", scheduler),
+        ],
+        "{got:#?}"
+    );
+    assert_eq!(got[2]["payload"]["ironic_object.name"], "MaintenanceEntryPayload");
+    assert_eq!(data(&got[2])["type"], "legacy");
+    assert_eq!(data(&got[2])["reason"], "by hand");
+    assert_eq!(got[3]["payload"]["ironic_object.name"], "MaintenanceWindowPayload");
+    for n in &got[3..] {
+        assert_eq!(data(n)["type"], "operator_hold");
+        assert!(data(n)["ends_at"].is_string(), "{n:#}");
+    }
+    // Nothing left: a second run sends nothing, and says so.
+    let again: Value = serde_json::from_str(&ok(&cli(&bus, &t, &["--format", "json", "notify", "publish"]))).unwrap();
+    assert_eq!(again["sent"], 0);
+}
+backend_tests!(the_tick_and_reconcile_notify_and_notify_publish_sends);
