@@ -50,18 +50,26 @@ pub struct Context {
     pub pinned: Option<String>,
     /// Where the pin came from (a flag, a config file), for the details.
     pub pin_source: Option<String>,
+    /// Whether the configuration turns notifications on.
+    pub notifications: bool,
     /// Taken by the first check that asks, shared by the rest.
     census: tokio::sync::OnceCell<Census>,
 }
 
 impl Context {
     pub fn new(db: DatabaseConnection, pinned: Option<String>) -> Self {
-        Context { db, pinned, pin_source: None, census: tokio::sync::OnceCell::new() }
+        Context { db, pinned, pin_source: None, notifications: false, census: tokio::sync::OnceCell::new() }
     }
 
     /// Says where the pin came from in the "Release pin" details.
     pub fn with_pin_source(mut self, source: impl Into<String>) -> Self {
         self.pin_source = Some(source.into());
+        self
+    }
+
+    /// Says whether the configuration turns notifications on.
+    pub fn with_notifications(mut self, on: bool) -> Self {
+        self.notifications = on;
         self
     }
 

@@ -169,7 +169,9 @@ async fn upgrade_check(global: &Global, pin: &Option<String>, out: &Output) -> R
     let pin = pin_from(pin, global)?;
     let (db, url) = open(global, Access::ReadOnly).await?;
     schema::require_upgradable(&db, &url).await?;
-    let mut ctx = nodemaint_checks::Context::new(db, pin.as_ref().map(|p| p.version.clone()));
+    let notifications = notification_settings(global)?.is_some();
+    let mut ctx =
+        nodemaint_checks::Context::new(db, pin.as_ref().map(|p| p.version.clone())).with_notifications(notifications);
     if let Some(pin) = &pin {
         ctx = ctx.with_pin_source(&pin.source);
     }

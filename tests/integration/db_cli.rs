@@ -203,11 +203,11 @@ async fn down_then_up_leaves_the_same_node_rows(t: TestDb) {
     ok(&t.cli(&["db", "upgrade"]));
     assert_eq!(snapshot(&t).await, before, "the upgrade must not touch nodes");
 
-    let refused = t.cli(&["db", "downgrade", "--steps", "5"]);
+    let refused = t.cli(&["db", "downgrade", "--steps", "6"]);
     assert_eq!(refused.status.code(), Some(3), "{}", stderr(&refused));
     assert!(stderr(&refused).contains("--yes"));
 
-    let down = ok(&t.cli(&["db", "downgrade", "--steps", "5", "--yes"]));
+    let down = ok(&t.cli(&["db", "downgrade", "--steps", "6", "--yes"]));
     assert!(down.contains("Rolled back m20261201_000001_baseline"), "{down}");
     let db = t.connect().await;
     let tables = catalog::tables(&db).await;
@@ -226,13 +226,13 @@ async fn down_then_up_on_a_fresh_database_keeps_the_baseline_nodes(t: TestDb) {
     ok(&t.cli(&["db", "upgrade"]));
     let maintained = seeded_nodes(&t, "300", "0.5").await;
     let before = snapshot(&t).await;
-    ok(&t.cli(&["db", "downgrade", "--steps", "4", "--yes"]));
+    ok(&t.cli(&["db", "downgrade", "--steps", "5", "--yes"]));
     assert_eq!(snapshot(&t).await, before);
     let out = ok(&t.cli(&["db", "upgrade"]));
     assert!(out.contains(&format!("Backfilled {maintained} legacy")), "{out}");
     assert_eq!(snapshot(&t).await, before);
     // All the way down on a fresh database drops what the baseline made.
-    ok(&t.cli(&["db", "downgrade", "--steps", "5", "--yes"]));
+    ok(&t.cli(&["db", "downgrade", "--steps", "6", "--yes"]));
     let tables = catalog::tables(&t.connect().await).await;
     assert!(!tables.iter().any(|t| t == "nodes" || t == "node_history"), "{tables:?}");
 }
@@ -243,7 +243,7 @@ async fn deleting_a_node_cascades_to_its_entries(t: TestDb) {
         ok(&t.cli(&["node", "create", "--name", name, "--maintenance", "--reason", "HW_ERR: disk"]));
     }
     // Back to before the backfill (and the migrations after it).
-    ok(&t.cli(&["db", "downgrade", "--steps", "3", "--yes"]));
+    ok(&t.cli(&["db", "downgrade", "--steps", "4", "--yes"]));
     ok(&t.cli(&["db", "upgrade"]));
     let db = t.connect().await;
     assert_eq!(count(&db, "SELECT COUNT(*) FROM node_maintenance").await, 2);

@@ -299,7 +299,7 @@ async fn older_events_are_typed_from_their_opening_and_masked_whole(t: TestDb) {
     let held = svc.add(&op, "myNode", window("hardware_failure", None, in_secs(3600))).await.unwrap();
     svc.release(&op, "myNode", &held.uuid).await.unwrap();
     // Back to before typed events: the texts stay, their types go.
-    ok(&t.cli(&["db", "downgrade", "--steps", "1", "--yes"]));
+    ok(&t.cli(&["db", "downgrade", "--steps", "2", "--yes"]));
     ok(&t.cli(&["db", "upgrade"]));
     let typed = node_maintenance_event::Entity::find().order_by_asc(node_maintenance_event::Column::Id).all(&db).await;
     let typed = typed.unwrap();

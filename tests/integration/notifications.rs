@@ -429,3 +429,40 @@ async fn the_tick_and_reconcile_notify_and_notify_publish_sends(t: TestDb) {
     assert_eq!(again["sent"], 0);
 }
 backend_tests!(the_tick_and_reconcile_notify_and_notify_publish_sends);
+
+/// `upgrade check`: unsent notifications older than five minutes are a
+/// Warning that asks whether the bus is reachable; sent, a Success.
+/// Unsent ones while notifications are off are a Warning too.
+async fn the_upgrade_check_warns_of_notifications_left_unsent(t: TestDb) {
+    let db = setup(&t, "n1").await;
+    let bus = Bus::new();
+    ok(&cli(&bus, &t, &["-q", "maintenance", "set", "n1", "--reason", "disk"]));
+    let check = cli(&bus, &t, &["upgrade", "check"]);
+    assert_eq!(check.status.code(), Some(0), "fresh ones are not late: {}", crate::common::stdout(&check));
+    db.execute_unprepared("UPDATE node_maintenance_notification SET created_at = '2020-01-01 00:00:00'").await.unwrap();
+    let check = cli(&bus, &t, &["upgrade", "check", "--json"]);
+    assert_eq!(check.status.code(), Some(1), "{}", crate::common::stdout(&check));
+    let details = notification_details(&check);
+    assert!(
+        details
+            .starts_with("2 notification(s) unsent, 2 of them written more than 5 minutes ago: is the bus reachable?"),
+        "{details}"
+    );
+    let off = t.cli(&["upgrade", "check", "--json"]);
+    assert_eq!(off.status.code(), Some(1), "{}", crate::common::stdout(&off));
+    assert!(notification_details(&off).contains("but notifications are off"), "{}", crate::common::stdout(&off));
+    let listener = bus.listen(2, Duration::from_secs(30));
+    ok(&cli(&bus, &t, &["-q", "notify", "publish"]));
+    assert_eq!(listener.received().len(), 2);
+    let check = cli(&bus, &t, &["upgrade", "check"]);
+    assert_eq!(check.status.code(), Some(0), "{}", crate::common::stdout(&check));
+}
+backend_tests!(the_upgrade_check_warns_of_notifications_left_unsent);
+
+/// The "Notifications delivered" check's details in `upgrade check --json`.
+fn notification_details(out: &std::process::Output) -> String {
+    let report: Value = serde_json::from_str(&crate::common::stdout(out)).unwrap();
+    let checks = report["checks"].as_array().expect("checks");
+    let check = checks.iter().find(|c| c["check"] == "Notifications delivered").expect("the notifications check");
+    check["details"].as_str().unwrap_or_default().to_owned()
+}

@@ -5,6 +5,7 @@ mod backend;
 mod backfilled;
 mod galera;
 mod invariants;
+mod notifications;
 mod overdue;
 mod pin;
 mod schema;
@@ -23,6 +24,7 @@ pub const ALL: &[Check] = &[
     Check { name: "Database backend supported", run: |c| Box::pin(backend::check(c)) },
     Check { name: "Galera cluster", run: |c| Box::pin(galera::check(c)) },
     Check { name: "Overdue maintenance windows", run: |c| Box::pin(overdue::check(c)) },
+    Check { name: "Notifications delivered", run: |c| Box::pin(notifications::check(c)) },
 ];
 
 /// Whether `node_maintenance` exists; checks of its rows need it.
