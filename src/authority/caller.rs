@@ -25,6 +25,9 @@ pub struct Caller {
     pub request_id: Option<String>,
 }
 
+/// The user id of [`Caller::noauth`].
+pub const NOAUTH_USER: &str = "noauth";
+
 /// Keystone's default role hierarchy: a token lists the implied roles too.
 pub(crate) fn with_implied_roles<I: IntoIterator<Item = S>, S: AsRef<str>>(roles: I) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
@@ -79,6 +82,18 @@ impl Caller {
             system_scope: false,
             request_id: None,
         }
+    }
+
+    /// The caller of every request under `--auth-strategy noauth`: a
+    /// system admin named [`NOAUTH_USER`] (in history and `asserted_by`).
+    pub fn noauth() -> Caller {
+        Caller::system(NOAUTH_USER, &["admin"])
+    }
+
+    /// Whether this is [`Caller::noauth`]: Ironic's noauth requests carry
+    /// no identity, so their notifications' context names none either.
+    pub fn is_noauth(&self) -> bool {
+        self.user_id == NOAUTH_USER && self.system_scope && self.project_id.is_none()
     }
 
     /// The conductor's service identity: system scope, empty project.

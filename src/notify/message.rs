@@ -22,8 +22,12 @@ pub struct RequestContext {
 }
 
 impl RequestContext {
-    /// The context of `caller`'s request.
+    /// The context of `caller`'s request. A noauth request's has no
+    /// identity, as Ironic's has none (no user, project, roles or scope).
     pub fn of(caller: &Caller) -> RequestContext {
+        if caller.is_noauth() {
+            return RequestContext { request_id: caller.request_id.clone(), ..RequestContext::default() };
+        }
         RequestContext {
             user: Some(caller.user_id.clone()).filter(|u| !u.is_empty()),
             project: caller.project_id.clone(),

@@ -8,9 +8,6 @@
 use axum::http::HeaderMap;
 use nodemaint::Caller;
 
-/// The user id recorded for every caller under `noauth`.
-pub const NOAUTH_USER: &str = "noauth";
-
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum AuthStrategy {
     /// Every caller is a system-scoped admin (testing, or a private network).
@@ -33,7 +30,7 @@ fn header<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
 /// (`keystone` asks Keystone: `keystone.rs`).
 pub fn caller(strategy: AuthStrategy, headers: &HeaderMap) -> Result<Caller, Unauthenticated> {
     if strategy == AuthStrategy::Noauth {
-        return Ok(Caller::system(NOAUTH_USER, &["admin"]));
+        return Ok(Caller::noauth());
     }
     // keystonemiddleware marks a token it could not validate (delay_auth_decision).
     if header(headers, "X-Identity-Status").is_some_and(|s| !s.eq_ignore_ascii_case("confirmed")) {
@@ -72,7 +69,7 @@ mod tests {
     fn noauth_is_a_system_admin_whatever_the_headers_say() {
         let c = caller(AuthStrategy::Noauth, &headers(&[("X-Project-Id", "p1"), ("X-Roles", "reader")])).unwrap();
         assert!(c.system_scope && c.has_role("admin") && c.project_id.is_none());
-        assert_eq!(c.user_id, NOAUTH_USER);
+        assert_eq!(c.user_id, "noauth");
     }
 
     #[test]

@@ -18,19 +18,25 @@ use std::path::PathBuf;
 use std::process::Command;
 
 /// A running Ironic 39 API, stopped on drop.
-struct Ironic {
+pub(crate) struct Ironic {
     dir: PathBuf,
-    url: String,
+    pub(crate) url: String,
 }
 
 impl Ironic {
     fn start(dir: PathBuf) -> Ironic {
+        Ironic::start_with(dir, None)
+    }
+
+    /// With `append`'s settings after the deployer's ironic.conf.
+    pub(crate) fn start_with(dir: PathBuf, append: Option<&std::path::Path>) -> Ironic {
         let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
         let out = Command::new("bash")
             .arg(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/ironic/ironic.sh"))
             .arg("start")
             .env("NODEMAINT_IRONIC_DIR", &dir)
             .env("NODEMAINT_IRONIC_PORT", port.to_string())
+            .env("NODEMAINT_IRONIC_CONF_APPEND", append.map(|p| p.as_os_str()).unwrap_or_default())
             .output()
             .expect("run tests/ironic/ironic.sh");
         let stdout = String::from_utf8_lossy(&out.stdout);

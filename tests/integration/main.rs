@@ -14,6 +14,7 @@ mod events;
 mod first_day;
 mod galera;
 mod ironic_conf;
+mod ironic_notifications;
 mod ironic_wire;
 mod keystone;
 mod layout;

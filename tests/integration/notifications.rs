@@ -92,7 +92,7 @@ impl Drop for Bus {
 }
 
 /// The Python of Ironic 39's virtual environment (oslo.messaging).
-fn ironic_python() -> String {
+pub(crate) fn ironic_python() -> String {
     let out = Command::new("bash")
         .arg(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/ironic/ironic.sh"))
         .arg("python")

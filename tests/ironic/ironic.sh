@@ -8,6 +8,7 @@
 #   NODEMAINT_IRONIC_DIR=/tmp/ir NODEMAINT_IRONIC_PORT=6391 bash tests/ironic/ironic.sh start
 #       makes $NODEMAINT_IRONIC_DIR/ironic.sqlite and prints the API's URL
 #   NODEMAINT_IRONIC_DIR=/tmp/ir bash tests/ironic/ironic.sh stop
+#       (NODEMAINT_IRONIC_CONF_APPEND=FILE: FILE's settings appended to its ironic.conf)
 #   bash tests/ironic/ironic.sh install    # only the virtual environment
 #   bash tests/ironic/ironic.sh python     # that, then prints its python (oslo.messaging, kombu)
 set -euo pipefail
@@ -35,6 +36,8 @@ start() {
       -e "s|^lock_path = .*|lock_path = $dir/locks|" \
       "$fixtures/ironic-all-in-one.conf" >"$dir/ironic.conf"
   printf '\n[DEFAULT]\nlog_file = %s/ironic.log\n' "$dir" >>"$dir/ironic.conf"
+  # A test's own settings (notifications, say), after the deployer's.
+  if [ -n "${NODEMAINT_IRONIC_CONF_APPEND:-}" ]; then cat "$NODEMAINT_IRONIC_CONF_APPEND" >>"$dir/ironic.conf"; fi
   if [ ! -f "$dir/ironic.sqlite" ]; then
     "$venv/bin/ironic-dbsync" --config-file "$dir/ironic.conf" create_schema >>"$dir/setup.log" 2>&1 \
       || { echo "ironic: create_schema failed:" >&2; tail -n 30 "$dir/setup.log" >&2; exit 1; }
