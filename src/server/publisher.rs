@@ -13,7 +13,7 @@ use sea_orm::DatabaseConnection;
 use std::time::Duration;
 
 /// The longest pause between two rounds while sending fails.
-const MAX_BACKOFF: Duration = Duration::from_secs(30);
+const MAX_BACKOFF: Duration = Duration::from_secs(10);
 
 /// Runs the publisher every `interval` until the task is aborted.
 pub fn spawn(

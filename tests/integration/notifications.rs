@@ -26,6 +26,7 @@ const HOST: &str = "notify-test-host";
 struct Bus {
     exchange: String,
     topic: String,
+    url: String,
     conf: std::path::PathBuf,
 }
 
@@ -34,13 +35,20 @@ impl Bus {
         let id = uuid::Uuid::new_v4().simple().to_string();
         let (exchange, topic) = (format!("nmx-{}", &id[..8]), format!("nmt-{}", &id[..8]));
         let conf = std::env::temp_dir().join(format!("nodemaint-notify-{id}.conf"));
+        let bus = Bus { exchange, topic, url: RABBIT.to_owned(), conf };
+        bus.write_conf();
+        bus
+    }
+
+    /// The ironic.conf of this bus (again, after `url` changed).
+    fn write_conf(&self) {
+        let (topic, exchange, url) = (&self.topic, &self.exchange, &self.url);
         let text = format!(
             "[DEFAULT]\nhost = {HOST}\nnotification_level = info\nversioned_notifications_topics = {topic}\n\
              control_exchange = {exchange}\n\n[oslo_messaging_notifications]\ndriver = messagingv2\n\
-             transport_url = {RABBIT}\n"
+             transport_url = {url}\n"
         );
-        std::fs::write(&conf, text).unwrap();
-        Bus { exchange, topic, conf }
+        std::fs::write(&self.conf, text).unwrap();
     }
 
     fn conf(&self) -> String {
@@ -53,7 +61,7 @@ impl Bus {
         let out = std::env::temp_dir().join(format!("nodemaint-notify-{}.json", uuid::Uuid::new_v4().simple()));
         let mut child = Command::new(python)
             .arg(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/ironic/oslo_listener.py"))
-            .args([RABBIT, &self.exchange, &self.topic, &n.to_string(), &timeout.as_secs().to_string()])
+            .args([&self.url, &self.exchange, &self.topic, &n.to_string(), &timeout.as_secs().to_string()])
             .arg(&out)
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
@@ -466,3 +474,103 @@ fn notification_details(out: &std::process::Output) -> String {
     let check = checks.iter().find(|c| c["check"] == "Notifications delivered").expect("the notifications check");
     check["details"].as_str().unwrap_or_default().to_owned()
 }
+
+/// A RabbitMQ of this test's own (`tests/lib/rabbitmq.sh`), on a free
+/// port, removed on drop.
+struct OwnBroker {
+    dir: std::path::PathBuf,
+    port: u16,
+}
+
+impl OwnBroker {
+    fn start() -> OwnBroker {
+        let port = loop {
+            // The broker's distribution port is its port + 20000: both free.
+            let p = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+            if p < 45_000 && std::net::TcpListener::bind(("0.0.0.0", p + 20_000)).is_ok() {
+                break p;
+            }
+        };
+        let dir = std::env::temp_dir().join(format!("nodemaint-rabbit-{}", uuid::Uuid::new_v4().simple()));
+        let broker = OwnBroker { dir, port };
+        broker.run("start");
+        broker
+    }
+
+    fn run(&self, what: &str) {
+        let out = Command::new("bash")
+            .arg(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/lib/rabbitmq.sh"))
+            .arg(what)
+            .arg(&self.dir)
+            .arg(self.port.to_string())
+            .output()
+            .expect("run tests/lib/rabbitmq.sh");
+        assert!(out.status.success(), "rabbitmq {what}: {}", String::from_utf8_lossy(&out.stderr));
+    }
+
+    fn url(&self) -> String {
+        format!("rabbit://guest:guest@127.0.0.1:{}/", self.port)
+    }
+}
+
+impl Drop for OwnBroker {
+    fn drop(&mut self) {
+        self.run("clean");
+    }
+}
+
+/// The bus goes down under `serve`: 1,000 changes all succeed meanwhile;
+/// when it is back, every event arrives, in commit order per node, none twice.
+async fn a_bus_outage_loses_nothing_and_sends_nothing_twice(t: TestDb) {
+    let db = setup(&t, "n0").await;
+    let nodes = 10;
+    for i in 1..nodes {
+        legacy_nodes::create(&db, NewNode { name: Some(format!("n{i}")), ..NewNode::default() }).await.unwrap();
+    }
+    let broker = OwnBroker::start();
+    let mut bus = Bus::new();
+    bus.url = broker.url();
+    bus.write_conf();
+    let changes = 1000;
+    let listener = bus.listen(changes, Duration::from_secs(240));
+    let api = bus.serve(&t.url);
+    broker.run("stop");
+    let entry = json!({"type": "operator_hold", "reason": "outage"});
+    for round in 0..changes / (2 * nodes) {
+        for node in 0..nodes {
+            let path = format!("/v1/nodes/n{node}/maintenance");
+            let added = call(&api, Method::POST, &path, "1.116", Some(entry.clone()), OPERATOR).await;
+            assert_eq!(added.status, StatusCode::CREATED, "round {round}: {}", added.body);
+            let uuid = added.json()["uuid"].as_str().unwrap().to_owned();
+            let released = call(&api, Method::DELETE, &format!("{path}/{uuid}"), "1.116", None, OPERATOR).await;
+            assert!(released.status.is_success(), "round {round}: {}", released.body);
+        }
+    }
+    let unsent = count(&db, "SELECT COUNT(*) FROM node_maintenance_notification WHERE sent_at IS NULL").await;
+    assert_eq!(unsent, changes as i64, "every event waits while the bus is down");
+    broker.run("start");
+    let got = listener.received();
+    assert_eq!(got.len(), changes, "every event arrived, none twice");
+    let ids: std::collections::HashSet<_> = got.iter().map(|n| n["metadata"]["message_id"].to_string()).collect();
+    assert_eq!(ids.len(), changes, "an event arrived twice");
+    // Per node, the order of its typed events in the database (commit order).
+    let committed = crate::common::rows(
+        &db,
+        "SELECT n.uuid, e.kind, e.entry_uuid FROM node_maintenance_event e JOIN nodes n ON n.id = e.node_id ORDER BY e.id",
+    )
+    .await;
+    let order = |pairs: Vec<(String, String, String)>| {
+        let mut by_node: std::collections::BTreeMap<String, Vec<(String, String)>> = Default::default();
+        for (node, kind, entry) in pairs {
+            by_node.entry(node).or_default().push((kind, entry));
+        }
+        by_node
+    };
+    let text = |v: &Option<String>| v.clone().unwrap_or_default();
+    let in_db = order(committed.iter().map(|r| (text(&r[0]), text(&r[1]), text(&r[2]))).collect());
+    let field = |n: &Value, f: &str| data(n)[f].as_str().unwrap().to_owned();
+    let received = order(got.iter().map(|n| (field(n, "node_uuid"), field(n, "event"), field(n, "uuid"))).collect());
+    assert_eq!(received, in_db, "per node, in commit order");
+    drop(api);
+}
+backend_tests!(a_bus_outage_loses_nothing_and_sends_nothing_twice);
