@@ -85,7 +85,7 @@ impl Caller {
     }
 
     /// The caller of every request under `--auth-strategy noauth`: a
-    /// system admin named [`NOAUTH_USER`] (in history and `asserted_by`).
+    /// system admin named `noauth` (in history and `asserted_by`).
     pub fn noauth() -> Caller {
         Caller::system(NOAUTH_USER, &["admin"])
     }
