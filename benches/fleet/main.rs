@@ -16,12 +16,15 @@
 //! `--keystone-only` runs `serve` with Keystone tokens against trusted headers.
 //! Maintenance windows (`windows.rs`): the estate listing, the tick
 //! releasing a tenth of the fleet's nodes' windows, an idle tick;
-//! `--windows-only` runs just those.
+//! `--windows-only` runs just those. Notifications (`notify.rs`): serve's
+//! cycles with them on against off, and a 100,000-notification backlog
+//! drained to RabbitMQ; `--notify-only` runs just those.
 
 mod db;
 mod galera;
 mod hand;
 mod keystone;
+mod notify;
 mod ops;
 mod serve;
 mod windows;
@@ -54,6 +57,8 @@ enum Only {
     Keystone,
     /// `--windows-only`: the maintenance-window figures, on `--nodes` nodes.
     Windows,
+    /// `--notify-only`: serve with notifications on against off, and a backlog drained.
+    Notify,
 }
 
 struct Args {
@@ -70,7 +75,7 @@ struct Args {
 
 fn usage() -> ! {
     eprintln!(
-        "usage: cargo bench --bench fleet -- [--backend sqlite|postgres|mysql|all] [--nodes N] [--quick] [--serve-only|--ops-only|--keystone-only|--windows-only] [--ironic-url URL] [--galera]"
+        "usage: cargo bench --bench fleet -- [--backend sqlite|postgres|mysql|all] [--nodes N] [--quick] [--serve-only|--ops-only|--keystone-only|--windows-only|--notify-only] [--ironic-url URL] [--galera]"
     );
     std::process::exit(127)
 }
@@ -95,6 +100,7 @@ fn parse_args() -> Args {
             "--galera" => args.galera = true,
             "--keystone-only" => args.only = Some(Only::Keystone),
             "--windows-only" => args.only = Some(Only::Windows),
+            "--notify-only" => args.only = Some(Only::Notify),
             "--ironic-url" => {
                 args.ironic_url = Some(it.next().unwrap_or_else(|| usage()).trim_end_matches('/').to_owned())
             }
@@ -359,6 +365,7 @@ async fn run_small(backend: Backend, only: Only, quick: bool, ironic: Option<&st
         Only::Serve => serve_figures(backend, &scratch.url, quick, ironic).await,
         Only::Ops => ops_figures(backend, &scratch.url, quick).await,
         Only::Keystone => keystone::figures(backend, &scratch.url, quick).await,
+        Only::Notify => notify::figures(backend, &scratch.url, quick).await,
         Only::Windows => unreachable!("run_windows"),
     }
 }
@@ -525,6 +532,7 @@ async fn run_backend(backend: Backend, n: u64, quick: bool, ironic: Option<&str>
     bench_nodes(&db).await;
     figures.extend(ops_figures(backend, &ours.url, quick).await);
     figures.extend(serve_figures(backend, &ours.url, quick, ironic).await);
+    figures.extend(notify::figures(backend, &ours.url, quick).await);
     figures
 }
 

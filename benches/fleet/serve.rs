@@ -255,3 +255,42 @@ pub async fn ironic_nodes(base: &str, n: usize) -> Vec<String> {
     }
     uuids
 }
+
+/// Typed cycles per second: `POST` an entry at 1.116, then `DELETE` it by
+/// its uuid, `workers` clients each on its own node and connection.
+pub async fn typed_cycles(base: &str, node_uuids: &[String], workers: usize, run_for: Duration) -> f64 {
+    let done = Arc::new(AtomicU64::new(0));
+    let start = Instant::now();
+    let tasks: Vec<_> = (0..workers)
+        .map(|i| {
+            let done = done.clone();
+            let mut connection = Connection::new(base);
+            let (host, node) = (connection.addr.clone(), node_uuids[i].clone());
+            let version = "x-openstack-ironic-api-version: 1.116\r\n";
+            let body = r#"{"type":"operator_hold","reason":"bench"}"#;
+            let post = format!(
+                "POST /v1/nodes/{node}/maintenance HTTP/1.1\r\nhost: {host}\r\n{version}content-type: application/json\r\naccept: */*\r\ncontent-length: {}\r\n\r\n{body}",
+                body.len()
+            )
+            .into_bytes();
+            tokio::spawn(async move {
+                while start.elapsed() < run_for {
+                    let added = connection.exchange(&post).await.unwrap_or_else(|e| panic!("POST: {e}"));
+                    assert_eq!(added.status, 201, "POST: {}", added.body);
+                    let entry: Value = serde_json::from_str(&added.body).unwrap();
+                    let uuid = entry["uuid"].as_str().unwrap();
+                    let delete = format!(
+                        "DELETE /v1/nodes/{node}/maintenance/{uuid} HTTP/1.1\r\nhost: {host}\r\n{version}accept: */*\r\n\r\n"
+                    );
+                    let released = connection.exchange(delete.as_bytes()).await.unwrap_or_else(|e| panic!("DELETE: {e}"));
+                    assert!((200..300).contains(&released.status), "DELETE: {}", released.body);
+                    done.fetch_add(1, Ordering::Relaxed);
+                }
+            })
+        })
+        .collect();
+    for t in tasks {
+        t.await.unwrap();
+    }
+    done.load(Ordering::Relaxed) as f64 / start.elapsed().as_secs_f64()
+}
