@@ -68,7 +68,7 @@ pub struct PublishReport {
 
 /// Whether any notification waits to be sent (one indexed read).
 pub async fn has_unsent(db: &DatabaseConnection) -> Result<bool> {
-    Ok(!outbox::unsent(db, 1).await?.is_empty())
+    Ok(!outbox::unsent(db, 0, 1).await?.is_empty())
 }
 
 /// Sends for one database; keeps its broker connection between runs.
@@ -111,14 +111,14 @@ impl Publisher {
 
     async fn publish_locked(&mut self, db: &DatabaseConnection, batch: u64, max: Option<u64>) -> Result<PublishReport> {
         let mut report = PublishReport::default();
+        let mut after = 0;
         loop {
             if max.is_some_and(|max| report.sent >= max) {
                 break;
             }
-            let rows = outbox::unsent(db, batch).await?;
-            if rows.is_empty() {
-                break;
-            }
+            let rows = outbox::unsent(db, after, batch).await?;
+            let Some(last) = rows.last() else { break };
+            after = last.id;
             if let Err(e) = self.send(&rows).await {
                 // Reconnect next time: the connection may be half dead.
                 self.close().await;

@@ -14,7 +14,7 @@ use nodemaint_entity::nodes;
 use nodemaint_runtime::sql::{quote, stmt};
 use sea_orm::sea_query::Expr;
 use sea_orm::{
-    ActiveValue::Set, ColumnTrait, ConnectionTrait, DbErr, EntityTrait, QueryFilter, QueryOrder, QuerySelect,
+    ActiveValue::Set, ColumnTrait, ConnectionTrait, DbBackend, DbErr, EntityTrait, QueryFilter, QueryOrder, QuerySelect,
 };
 use tokio::sync::OnceCell;
 
@@ -188,22 +188,33 @@ impl Outbox {
         }
     }
 
-    /// The node's payload columns as they are now (in this transaction).
+    /// The node's payload columns as they are now (in this transaction),
+    /// its traits in the same statement (one round trip).
     async fn node_columns<C: ConnectionTrait>(&self, db: &C, node_id: i32) -> Result<NodeColumns, DbErr> {
         let shape = self.shape.get_or_try_init(|| node_shape(db)).await?;
         let backend = db.get_database_backend();
-        let list: Vec<String> = shape.columns.iter().map(|(name, _)| quote(backend, name)).collect();
-        let sql = format!("SELECT {} FROM nodes WHERE id = ?", list.join(", "));
+        let mut list: Vec<String> =
+            shape.columns.iter().map(|(name, _)| format!("n.{}", quote(backend, name))).collect();
+        if shape.traits {
+            // Trait names are upper-case letters, digits and `_`: a comma separates them.
+            let t = quote(backend, "trait");
+            let joined = match backend {
+                DbBackend::Postgres => format!("string_agg(t.{t}, ',')"),
+                DbBackend::MySql => format!("GROUP_CONCAT(t.{t} SEPARATOR ',')"),
+                _ => format!("group_concat(t.{t}, ',')"),
+            };
+            list.push(format!("(SELECT {joined} FROM node_traits t WHERE t.node_id = n.id)"));
+        }
+        let sql = format!("SELECT {} FROM nodes n WHERE n.id = ?", list.join(", "));
         let mut node = NodeColumns::default();
         if let Some(row) = db.query_one_raw(stmt(backend, &sql, vec![node_id.into()])).await? {
             for (i, (name, kind)) in shape.columns.iter().enumerate() {
                 node.values.push((name, column_value(&row, i, *kind)));
             }
-        }
-        if shape.traits {
-            let sql = format!("SELECT {} FROM node_traits WHERE node_id = ?", quote(backend, "trait"));
-            for row in db.query_all_raw(stmt(backend, &sql, vec![node_id.into()])).await? {
-                node.traits.push(row.try_get_by_index::<String>(0)?);
+            if shape.traits {
+                let joined: Option<String> = row.try_get_by_index(shape.columns.len())?;
+                node.traits =
+                    joined.iter().flat_map(|j| j.split(',')).filter(|t| !t.is_empty()).map(str::to_owned).collect();
             }
         }
         Ok(node)
@@ -276,12 +287,18 @@ pub struct Unsent {
     pub message: String,
 }
 
-/// The oldest `limit` unsent notifications, in id order (commit order per node).
-pub async fn unsent<C: ConnectionTrait>(db: &C, limit: u64) -> Result<Vec<Unsent>, DbErr> {
+/// The oldest `limit` unsent notifications after id `after`, in id order
+/// (commit order per node). A run walks on from the last id it sent: on
+/// PostgreSQL the rows it marked stay in the `(sent_at, id)` index as dead
+/// entries until vacuum, and a scan from the start would step over all of
+/// them each time (quadratic in the backlog). A row committed behind the
+/// walk (a lower id, later) is the next run's.
+pub async fn unsent<C: ConnectionTrait>(db: &C, after: i32, limit: u64) -> Result<Vec<Unsent>, DbErr> {
     let rows = outbox::Entity::find()
         .select_only()
         .columns([Col::Id, Col::Priority, Col::Message])
         .filter(Col::SentAt.is_null())
+        .filter(Col::Id.gt(after))
         .order_by_asc(Col::Id)
         .limit(limit)
         .into_tuple::<(i32, String, String)>()

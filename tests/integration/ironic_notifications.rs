@@ -158,6 +158,15 @@ async fn serve_notifies_the_legacy_calls_as_ironic_39_does() {
         .await
         .unwrap();
     assert_eq!(created.status(), 201, "{}", created.text().await.unwrap());
+    // Traits come from their own table (`node_traits`); the payload lists them.
+    let traits = http
+        .put(format!("{}/v1/nodes/cmp-node/traits", ironic.url))
+        .header("X-OpenStack-Ironic-API-Version", "1.115")
+        .json(&json!({"traits": ["CUSTOM_RACK_C", "CUSTOM_GPU"]}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(traits.status(), 204, "{}", traits.text().await.unwrap());
     // Both servers start from the same node: a copy taken before the calls.
     let copy = dir.join("nodemaint.sqlite");
     let source =
@@ -197,6 +206,8 @@ async fn serve_notifies_the_legacy_calls_as_ironic_39_does() {
     };
     assert_eq!(types(&theirs).len(), 8, "Ironic sent {:?}", types(&theirs));
     assert_eq!(types(&ours), types(&theirs));
+    let traits = &theirs[0]["message"]["payload"]["ironic_object.data"]["traits"];
+    assert_eq!(traits, &json!(["CUSTOM_GPU", "CUSTOM_RACK_C"]), "Ironic lists the traits");
     let mut found = Vec::new();
     for (i, (o, t)) in ours.iter().zip(&theirs).enumerate() {
         found.extend(differences(i, o, t, (&ours_t, &theirs_t)));

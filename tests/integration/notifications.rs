@@ -574,3 +574,29 @@ async fn a_bus_outage_loses_nothing_and_sends_nothing_twice(t: TestDb) {
     drop(api);
 }
 backend_tests!(a_bus_outage_loses_nothing_and_sends_nothing_twice);
+
+/// Sent notifications are pruned after `[nodemaint] notification_retention`,
+/// unsent ones never; history and the typed events are never touched.
+async fn sent_notifications_are_pruned_after_the_retention_and_history_stays(t: TestDb) {
+    let db = setup(&t, "n1").await;
+    let bus = Bus::new();
+    let mut conf = std::fs::read_to_string(&bus.conf).unwrap();
+    conf.push_str("\n[nodemaint]\nnotification_retention = 3600\n");
+    std::fs::write(&bus.conf, conf).unwrap();
+    let listener = bus.listen(4, Duration::from_secs(30));
+    ok(&cli(&bus, &t, &["-q", "maintenance", "set", "n1", "--reason", "disk"]));
+    let first: Value = serde_json::from_str(&ok(&cli(&bus, &t, &["--format", "json", "notify", "publish"]))).unwrap();
+    assert_eq!((first["sent"].as_u64(), first["pruned"].as_u64()), (Some(2), Some(0)), "within the retention: kept");
+    // Sent two hours ago, by the clock of the retention.
+    db.execute_unprepared("UPDATE node_maintenance_notification SET sent_at = '2020-01-01 00:00:00'").await.unwrap();
+    ok(&cli(&bus, &t, &["-q", "maintenance", "unset", "n1"]));
+    let history = count(&db, "SELECT COUNT(*) FROM node_history").await;
+    let typed = count(&db, "SELECT COUNT(*) FROM node_maintenance_event").await;
+    let second: Value = serde_json::from_str(&ok(&cli(&bus, &t, &["--format", "json", "notify", "publish"]))).unwrap();
+    assert_eq!((second["sent"].as_u64(), second["pruned"].as_u64()), (Some(2), Some(2)), "{second}");
+    assert_eq!(count(&db, "SELECT COUNT(*) FROM node_maintenance_notification").await, 2, "the new ones stay");
+    assert_eq!(count(&db, "SELECT COUNT(*) FROM node_history").await, history);
+    assert_eq!(count(&db, "SELECT COUNT(*) FROM node_maintenance_event").await, typed);
+    assert_eq!(listener.received().len(), 4);
+}
+backend_tests!(sent_notifications_are_pruned_after_the_retention_and_history_stays);
