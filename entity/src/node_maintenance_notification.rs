@@ -13,7 +13,6 @@ pub struct Model {
     #[sea_orm(primary_key)]
     pub id: i32,
     /// The message's `message_id`, the same on every resend.
-    #[sea_orm(unique)]
     pub message_id: String,
     /// The node it is about (no foreign key: it is sent after a delete).
     pub node_id: Option<i32>,

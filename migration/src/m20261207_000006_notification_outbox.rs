@@ -9,7 +9,9 @@
 //! `[nodemaint] notification_retention` and never touches `node_history` or
 //! the typed events. No foreign key to `nodes`: a node deleted before its
 //! notification went out still has it sent. `(sent_at, id)` is the
-//! publisher's index: the unsent rows, oldest first.
+//! publisher's index: the unsent rows, oldest first. It is the only one
+//! besides the key: every change writes these rows, and `message_id` (a
+//! random uuid, looked up by nobody) needs no index of its own.
 //!
 //! The DDL is frozen here per backend, like the other migrations; on MySQL
 //! (which commits DDL on its own) the table is created only when missing.
@@ -27,7 +29,6 @@ impl MigrationName for Migration {
 }
 
 pub const OUTBOX_TABLE: &str = "node_maintenance_notification";
-const UNIQUE_MESSAGE_ID: &str = "uniq_node_maintenance_notification0message_id";
 const UNSENT_INDEX: &str = "node_maintenance_notification_sent_at_idx";
 
 fn create_table(backend: DbBackend) -> Vec<String> {
@@ -41,8 +42,7 @@ fn create_table(backend: DbBackend) -> Vec<String> {
     };
     match backend {
         DbBackend::MySql => vec![format!(
-            "CREATE TABLE IF NOT EXISTS {OUTBOX_TABLE} ({}, PRIMARY KEY (id), \
-             UNIQUE KEY {UNIQUE_MESSAGE_ID} (message_id), KEY {UNSENT_INDEX} (sent_at, id)) ENGINE=InnoDB",
+            "CREATE TABLE IF NOT EXISTS {OUTBOX_TABLE} ({}, PRIMARY KEY (id), KEY {UNSENT_INDEX} (sent_at, id)) ENGINE=InnoDB",
             columns("id INT NOT NULL AUTO_INCREMENT", "DATETIME(6)", "MEDIUMTEXT")
         )],
         backend => {
@@ -52,10 +52,7 @@ fn create_table(backend: DbBackend) -> Vec<String> {
                 ("id INTEGER NOT NULL PRIMARY KEY AUTOINCREMENT", "DATETIME")
             };
             vec![
-                format!(
-                    "CREATE TABLE {OUTBOX_TABLE} ({}, CONSTRAINT {UNIQUE_MESSAGE_ID} UNIQUE (message_id))",
-                    columns(id, ts, "TEXT")
-                ),
+                format!("CREATE TABLE {OUTBOX_TABLE} ({})", columns(id, ts, "TEXT")),
                 format!("CREATE INDEX {UNSENT_INDEX} ON {OUTBOX_TABLE} (sent_at, id)"),
             ]
         }
