@@ -68,7 +68,7 @@ pub struct PublishReport {
 
 /// Whether any notification waits to be sent (one indexed read).
 pub async fn has_unsent(db: &DatabaseConnection) -> Result<bool> {
-    Ok(!outbox::unsent(db, 0, 1).await?.is_empty())
+    Ok(outbox::any_unsent(db).await?)
 }
 
 /// Sends for one database; keeps its broker connection between runs.
@@ -88,10 +88,6 @@ struct Bus {
 impl Publisher {
     pub fn new(settings: Settings) -> Publisher {
         Publisher { settings, bus: None }
-    }
-
-    pub fn settings(&self) -> &Settings {
-        &self.settings
     }
 
     /// Sends what is unsent (under the notification lock), then prunes.

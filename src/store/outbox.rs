@@ -307,6 +307,14 @@ pub async fn unsent<C: ConnectionTrait>(db: &C, after: i32, limit: u64) -> Resul
     Ok(rows.into_iter().map(|(id, priority, message)| Unsent { id, priority, message }).collect())
 }
 
+/// Whether any notification is unsent: one indexed read of one id (the
+/// publisher's probe, every second in `serve`, reads no message).
+pub async fn any_unsent<C: ConnectionTrait>(db: &C) -> Result<bool, DbErr> {
+    let id: Option<i32> =
+        outbox::Entity::find().select_only().column(Col::Id).filter(Col::SentAt.is_null()).into_tuple().one(db).await?;
+    Ok(id.is_some())
+}
+
 /// Marks `ids` sent at `at`.
 pub async fn mark_sent<C: ConnectionTrait>(db: &C, ids: &[i32], at: chrono::NaiveDateTime) -> Result<(), DbErr> {
     if ids.is_empty() {
