@@ -32,8 +32,14 @@ pub fn init_logging(verbose: u8, quiet: bool) {
         (_, 1) => "info",
         _ => "debug",
     };
-    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
+    // The `log` notification driver's lines are what that driver sends:
+    // shown at every verbosity, as a deployer who chose it expects. lapin
+    // logs at ERROR what is routine here (a passive declare of an exchange
+    // not made yet closes its channel) and what nodemaint reports itself
+    // in one line (a broker that went away): left to RUST_LOG.
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| {
+        tracing_subscriber::EnvFilter::new(format!("{default},nodemaint::notification=info,lapin=off"))
+    });
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)

@@ -139,8 +139,14 @@ impl Publisher {
     /// Sends `rows` to every topic and waits for the broker's confirms.
     async fn send(&mut self, rows: &[Unsent]) -> Result<()> {
         if self.settings.driver == Driver::Log {
+            // As oslo.messaging's log driver: the message (no envelope),
+            // each at its priority.
             for row in rows {
-                tracing::info!(target: "nodemaint::notification", "{}", envelope(&row.message));
+                if row.priority.eq_ignore_ascii_case("error") {
+                    tracing::error!(target: "nodemaint::notification", "{}", row.message);
+                } else {
+                    tracing::info!(target: "nodemaint::notification", "{}", row.message);
+                }
             }
             return Ok(());
         }

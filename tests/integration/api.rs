@@ -120,6 +120,18 @@ impl Server {
         who: Option<As>,
         body: Option<Value>,
     ) -> Reply {
+        self.try_call(method, path, version, who, body).await.expect("HTTP request")
+    }
+
+    /// [`Server::call`], or the transport's error (the server died under it).
+    pub(crate) async fn try_call(
+        &self,
+        method: Method,
+        path: &str,
+        version: Option<&str>,
+        who: Option<As>,
+        body: Option<Value>,
+    ) -> Result<Reply, reqwest::Error> {
         let mut request = self.http.request(method, format!("{}{path}", self.base));
         if let Some(v) = version {
             request = request.header("X-OpenStack-Ironic-API-Version", v);
@@ -134,9 +146,9 @@ impl Server {
         if let Some(body) = body {
             request = request.json(&body);
         }
-        let response = request.send().await.expect("HTTP request");
+        let response = request.send().await?;
         let (status, headers) = (response.status(), response.headers().clone());
-        Reply { status, headers, body: response.text().await.expect("body") }
+        Ok(Reply { status, headers, body: response.text().await? })
     }
 
     async fn get(&self, path: &str, version: &str, who: As) -> Reply {
@@ -169,6 +181,11 @@ impl Server {
         assert_eq!(r.status, StatusCode::OK, "{}", r.body);
         let n = r.json();
         (n["maintenance"].as_bool().unwrap(), n["maintenance_reason"].clone())
+    }
+
+    /// The server's process id (a test that kills it with SIGKILL).
+    pub(crate) fn pid(&self) -> u32 {
+        self.child.id()
     }
 
     pub(crate) fn log_lines(&self) -> Vec<String> {

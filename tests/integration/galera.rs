@@ -393,3 +393,67 @@ async fn a_galera_node_killed_under_load_loses_nothing_and_rejoins_with_the_same
     drop(doomed);
     same_everywhere(&urls).await;
 }
+
+/// Real certification conflicts with no retries (`db_max_retries = 0`),
+/// notifications on: every legacy call that failed with a 503 left
+/// Ironic's `.start` + `.error` in the outbox and nothing else, every one
+/// that succeeded `.start` + `.end`, matched by request id; nothing for a
+/// request that is not one of them. (Sent here by no one: the outbox is
+/// what the publisher sends, which `notifications.rs` tests.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn conflicts_that_exhaust_their_retries_notify_start_and_error_and_nothing_else() {
+    let Some(cluster) = shared("galera notifications") else { return };
+    let (_db, urls) = database(&cluster).await;
+    let names = hot_nodes(&urls[0]).await;
+    let file = ConfigFile::new(
+        "[DEFAULT]\nnotification_level = info\n\n[oslo_messaging_notifications]\ndriver = messagingv2\n\
+         transport_url = rabbit://guest:guest@127.0.0.1:5672/\n\n[database]\ndb_max_retries = 0\n",
+    );
+    let config = file.path();
+    let args = ["--config-file", &config, "--notify-interval", "0"];
+    let servers: Vec<Arc<Server>> = urls.iter().map(|url| Arc::new(Server::start_with(url, "noauth", &args))).collect();
+    let replies = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let until = Instant::now() + Duration::from_secs(8);
+    let mut tasks = Vec::new();
+    for i in 0..16 {
+        let (server, node, replies) = (servers[i % 3].clone(), names[i % names.len()].clone(), replies.clone());
+        tasks.push(tokio::spawn(async move {
+            let path = format!("/v1/nodes/{node}/maintenance");
+            let mut n = 0u64;
+            while Instant::now() < until {
+                n += 1;
+                let (method, body) = if n % 2 == 1 {
+                    (Method::PUT, Some(json!({"reason": format!("c{i} r{n}")})))
+                } else {
+                    (Method::DELETE, None)
+                };
+                let r = server.call(method, &path, Some(OLD), Some(OPERATOR), body).await;
+                let id = r.header("x-openstack-request-id").expect("a request id").to_owned();
+                replies.lock().unwrap().push((id, r.status.as_u16()));
+            }
+        }));
+    }
+    for task in tasks {
+        task.await.unwrap();
+    }
+    drop(servers);
+    let replies = replies.lock().unwrap().clone();
+    let failed = replies.iter().filter(|(_, status)| *status == 503).count();
+    assert!(failed > 0, "certification conflicts happen with 16 writers on 4 nodes through 3 Galera nodes");
+    assert!(replies.iter().all(|(_, s)| *s == 202 || *s == 503), "only 503 may fail");
+
+    let db = connect(&urls[0]).await;
+    let mut written: std::collections::HashMap<String, Vec<String>> = Default::default();
+    for row in rows(&db, "SELECT event_type, message FROM node_maintenance_notification ORDER BY id").await {
+        let message: serde_json::Value = serde_json::from_str(row[1].as_deref().unwrap()).unwrap();
+        let id = message["_context_request_id"].as_str().expect("a request id").to_owned();
+        written.entry(id).or_default().push(row[0].clone().unwrap());
+    }
+    let set = |what: &str| format!("baremetal.node.maintenance_set.{what}");
+    for (id, status) in &replies {
+        let expected = if *status == 503 { [set("start"), set("error")] } else { [set("start"), set("end")] };
+        assert_eq!(written.remove(id).unwrap_or_default(), expected, "request {id} ({status})");
+    }
+    assert!(written.is_empty(), "notifications of no request: {written:?}");
+    same_everywhere(&urls).await;
+}

@@ -51,17 +51,35 @@ impl Bus {
         std::fs::write(&self.conf, text).unwrap();
     }
 
+    /// Appends `text` (sections and keys) to the bus's ironic.conf.
+    fn add_conf(&self, text: &str) {
+        let mut conf = std::fs::read_to_string(&self.conf).unwrap();
+        conf.push_str(text);
+        std::fs::write(&self.conf, conf).unwrap();
+    }
+
+    /// The notification settings this ironic.conf gives (for the library).
+    fn settings(&self) -> nodemaint::notify::Settings {
+        let files = nodemaint::config::Files { toml: None, oslo_files: vec![self.conf.clone()], oslo_dirs: Vec::new() };
+        nodemaint::notify::Settings::from_config(&files.load().unwrap()).unwrap().expect("notifications on")
+    }
+
     fn conf(&self) -> String {
         self.conf.display().to_string()
     }
 
     /// A listener waiting for `n` notifications (at most `timeout`).
     fn listen(&self, n: usize, timeout: Duration) -> Listener {
+        self.listen_at(&self.url, n, timeout)
+    }
+
+    /// [`Bus::listen`] through the broker at `url`.
+    fn listen_at(&self, url: &str, n: usize, timeout: Duration) -> Listener {
         let python = ironic_python();
         let out = std::env::temp_dir().join(format!("nodemaint-notify-{}.json", uuid::Uuid::new_v4().simple()));
         let mut child = Command::new(python)
             .arg(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/ironic/oslo_listener.py"))
-            .args([&self.url, &self.exchange, &self.topic, &n.to_string(), &timeout.as_secs().to_string()])
+            .args([url, &self.exchange, &self.topic, &n.to_string(), &timeout.as_secs().to_string()])
             .arg(&out)
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
@@ -133,8 +151,13 @@ const OWNER_ADMIN: As = As { user: "owner-admin", project: Some(OWNER), roles: "
 const OWNER_READER: As = As { user: "owner-reader", project: Some(OWNER), roles: "reader" };
 
 async fn setup(t: &TestDb, name: &str) -> DatabaseConnection {
-    ok(&t.cli(&["db", "upgrade"]));
-    let db = t.connect().await;
+    prepare(&t.url, name).await
+}
+
+/// The schema upgraded on `url`, and one node `name` of the owner's.
+pub(crate) async fn prepare(url: &str, name: &str) -> DatabaseConnection {
+    ok(&crate::common::nodemaint_cmd(url, &["db", "upgrade"]).output().expect("run nodemaint"));
+    let db = nodemaint::db::connect(url).await.expect("connect to the test database");
     let node = NewNode { name: Some(name.into()), owner: Some(OWNER.into()), ..NewNode::default() };
     legacy_nodes::create(&db, node).await.unwrap();
     db
@@ -480,10 +503,29 @@ fn notification_details(out: &std::process::Output) -> String {
 struct OwnBroker {
     dir: std::path::PathBuf,
     port: u16,
+    /// The AMQPS port and its certificate, key and CA, when TLS is on.
+    tls: Option<(u16, crate::tls::Certs)>,
 }
 
 impl OwnBroker {
     fn start() -> OwnBroker {
+        let broker = OwnBroker::new();
+        broker.run("start");
+        broker
+    }
+
+    /// With a TLS listener too: a CA made by the test, a certificate for `localhost`.
+    fn start_tls() -> OwnBroker {
+        let mut broker = OwnBroker::new();
+        let certs = broker.dir.join("certs");
+        std::fs::create_dir_all(&certs).unwrap();
+        let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+        broker.tls = Some((port, crate::tls::make_certs(&certs, "rabbitmq")));
+        broker.run("start");
+        broker
+    }
+
+    fn new() -> OwnBroker {
         let port = loop {
             // The broker's distribution port is its port + 20000: both free.
             let p = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
@@ -492,17 +534,22 @@ impl OwnBroker {
             }
         };
         let dir = std::env::temp_dir().join(format!("nodemaint-rabbit-{}", uuid::Uuid::new_v4().simple()));
-        let broker = OwnBroker { dir, port };
-        broker.run("start");
-        broker
+        std::fs::create_dir_all(&dir).unwrap();
+        OwnBroker { dir, port, tls: None }
     }
 
     fn run(&self, what: &str) {
+        let mut tls: Vec<std::ffi::OsString> = Vec::new();
+        if let (Some((port, certs)), "start") = (&self.tls, what) {
+            tls.push(port.to_string().into());
+            tls.extend([&certs.cert, &certs.key, &certs.ca].map(|p| p.as_os_str().to_owned()));
+        }
         let out = Command::new("bash")
             .arg(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/lib/rabbitmq.sh"))
             .arg(what)
             .arg(&self.dir)
             .arg(self.port.to_string())
+            .args(tls)
             .output()
             .expect("run tests/lib/rabbitmq.sh");
         assert!(out.status.success(), "rabbitmq {what}: {}", String::from_utf8_lossy(&out.stderr));
@@ -580,9 +627,7 @@ backend_tests!(a_bus_outage_loses_nothing_and_sends_nothing_twice);
 async fn sent_notifications_are_pruned_after_the_retention_and_history_stays(t: TestDb) {
     let db = setup(&t, "n1").await;
     let bus = Bus::new();
-    let mut conf = std::fs::read_to_string(&bus.conf).unwrap();
-    conf.push_str("\n[nodemaint]\nnotification_retention = 3600\n");
-    std::fs::write(&bus.conf, conf).unwrap();
+    bus.add_conf("\n[nodemaint]\nnotification_retention = 3600\n");
     let listener = bus.listen(4, Duration::from_secs(30));
     ok(&cli(&bus, &t, &["-q", "maintenance", "set", "n1", "--reason", "disk"]));
     let first: Value = serde_json::from_str(&ok(&cli(&bus, &t, &["--format", "json", "notify", "publish"]))).unwrap();
@@ -600,3 +645,345 @@ async fn sent_notifications_are_pruned_after_the_retention_and_history_stays(t: 
     assert_eq!(listener.received().len(), 4);
 }
 backend_tests!(sent_notifications_are_pruned_after_the_retention_and_history_stays);
+
+/// The window events and an update, each with its payload: a window
+/// scheduled, extended and cancelled; one active at once, extended; the
+/// conductor's fault asserted and asserted again (updated) through the
+/// library; sent by `notify publish`.
+async fn window_events_and_an_update_reach_the_listener(t: TestDb) {
+    let db = setup(&t, "w1").await;
+    let bus = Bus::new();
+    let listener = bus.listen(7, Duration::from_secs(60));
+    let added = |times: &[&str]| -> String {
+        let hold = ["--type", "operator_hold", "--reason", "firmware"];
+        let args = [&["--format", "json", "maintenance", "add", "w1"][..], times, &hold].concat();
+        let entry: Value = serde_json::from_str(&ok(&cli(&bus, &t, &args))).unwrap();
+        entry["uuid"].as_str().expect("the entry's uuid").to_owned()
+    };
+    let later = added(&["--start", "+1h", "--end", "+2h"]);
+    ok(&cli(&bus, &t, &["-q", "maintenance", "extend", "w1", &later, "--end", "+3h"]));
+    ok(&cli(&bus, &t, &["-q", "maintenance", "cancel", "w1", &later]));
+    let now = added(&["--end", "+1h"]);
+    ok(&cli(&bus, &t, &["-q", "maintenance", "extend", "w1", &now, "--end", "+2h"]));
+    let svc =
+        nodemaint::Maintenance::new(db.clone(), nodemaint::Policy::defaults()).with_notifications(&bus.settings());
+    let fault = svc.fault_assert("w1", "power", Some("PSU 1".into())).await.unwrap();
+    svc.fault_assert("w1", "power", Some("PSU 1 and 2".into())).await.unwrap();
+    let report: Value = serde_json::from_str(&ok(&cli(&bus, &t, &["--format", "json", "notify", "publish"]))).unwrap();
+    assert_eq!(report["sent"], 7, "{report}");
+
+    let got = listener.received();
+    let seen: Vec<(&str, &str, &str, &str)> = got
+        .iter()
+        .map(|n| {
+            let name = n["payload"]["ironic_object.name"].as_str().unwrap();
+            (
+                n["event_type"].as_str().unwrap(),
+                name,
+                data(n)["event"].as_str().unwrap(),
+                data(n)["uuid"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    let (window, entry) = ("MaintenanceWindowPayload", "MaintenanceEntryPayload");
+    let fault = fault.uuid.as_str();
+    assert_eq!(
+        seen,
+        [
+            ("baremetal.node.maintenance_window.scheduled", window, "scheduled", later.as_str()),
+            ("baremetal.node.maintenance_window.extended", window, "extended", later.as_str()),
+            ("baremetal.node.maintenance_window.cancelled", window, "cancelled", later.as_str()),
+            ("baremetal.node.maintenance_entry.asserted", entry, "asserted", now.as_str()),
+            ("baremetal.node.maintenance_window.extended", window, "extended", now.as_str()),
+            ("baremetal.node.maintenance_entry.asserted", entry, "asserted", fault),
+            ("baremetal.node.maintenance_entry.updated", entry, "updated", fault),
+        ],
+        "{got:#?}"
+    );
+    // An extension moves the end later (ISO 8601 UTC compares as text).
+    let ends = |n: &Value| data(n)["ends_at"].as_str().expect("a window's end").to_owned();
+    assert!(ends(&got[1]) > ends(&got[0]), "{:#} then {:#}", got[0], got[1]);
+    assert!(ends(&got[4]) > ends(&got[3]), "{:#} then {:#}", got[3], got[4]);
+    assert_eq!(data(&got[2])["actor"], "operator");
+    for n in &got[5..] {
+        assert_eq!(data(n)["type"], "fault");
+        assert_eq!(data(n)["scope"], "system");
+        assert_eq!(data(n)["ends_at"], Value::Null);
+    }
+    assert_eq!(data(&got[5])["reason"], "PSU 1");
+    assert_eq!(data(&got[6])["reason"], "PSU 1 and 2");
+}
+backend_tests!(window_events_and_an_update_reach_the_listener);
+
+/// `driver = log`: each notification is a line on stderr (the
+/// `nodemaint::notification` log at its priority), shown without `-v`,
+/// and marked sent; nothing goes to the bus.
+async fn the_log_driver_writes_each_notification_as_a_log_line(t: TestDb) {
+    let db = setup(&t, "n1").await;
+    let bus = Bus::new();
+    let conf = std::fs::read_to_string(&bus.conf).unwrap().replace("driver = messagingv2", "driver = log");
+    std::fs::write(&bus.conf, conf).unwrap();
+    ok(&cli(&bus, &t, &["-q", "maintenance", "set", "n1", "--reason", "disk"]));
+    let published = cli(&bus, &t, &["--format", "json", "notify", "publish"]);
+    let report: Value = serde_json::from_str(&ok(&published)).unwrap();
+    assert_eq!(report["sent"], 2, "{report}");
+    let stderr = crate::common::stderr(&published);
+    let lines: Vec<&str> = stderr.lines().filter(|l| l.contains("nodemaint::notification")).collect();
+    assert_eq!(lines.len(), 2, "{stderr}");
+    for (line, what) in lines.iter().zip(["maintenance_set.start", "maintenance_set.end"]) {
+        assert!(line.contains(" INFO "), "{line}");
+        assert!(line.contains(&format!("baremetal.node.{what}")), "{line}");
+        assert!(
+            line.contains("\"maintenance_reason\": \"disk\"") || line.contains("\"maintenance_reason\":\"disk\""),
+            "{line}"
+        );
+    }
+    let unsent = count(&db, "SELECT COUNT(*) FROM node_maintenance_notification WHERE sent_at IS NULL").await;
+    assert_eq!(unsent, 0);
+}
+backend_tests!(the_log_driver_writes_each_notification_as_a_log_line);
+
+/// A trigger that fails every write changing the boolean of the node
+/// `boom` as a deadlock does, each time it is tried: PostgreSQL's `40P01`;
+/// MariaDB's error 1213 (also how Galera reports a certification
+/// conflict). SQLite has one writer at a time and no deadlocks.
+async fn deadlock_maintenance_writes(db: &DatabaseConnection) {
+    let statements: Vec<&str> = match db.get_database_backend() {
+        DbBackend::Postgres => vec![
+            "CREATE FUNCTION nm_deadlock() RETURNS trigger AS $$ BEGIN \
+             IF OLD.name = 'boom' AND NEW.maintenance IS DISTINCT FROM OLD.maintenance THEN \
+             RAISE EXCEPTION 'deadlock detected' USING ERRCODE = '40P01'; END IF; RETURN NEW; END $$ LANGUAGE plpgsql",
+            "CREATE TRIGGER nm_deadlock BEFORE UPDATE ON nodes FOR EACH ROW EXECUTE FUNCTION nm_deadlock()",
+        ],
+        DbBackend::MySql => vec![
+            "CREATE TRIGGER nm_deadlock BEFORE UPDATE ON nodes FOR EACH ROW BEGIN \
+             IF OLD.name = 'boom' AND NOT (NEW.maintenance <=> OLD.maintenance) THEN \
+             SIGNAL SQLSTATE '40001' SET MYSQL_ERRNO = 1213, \
+             MESSAGE_TEXT = 'Deadlock found when trying to get lock; try restarting transaction'; END IF; END",
+        ],
+        _ => unreachable!("SQLite has no deadlocks"),
+    };
+    for sql in statements {
+        db.execute_unprepared(sql).await.unwrap();
+    }
+}
+
+/// A change that deadlocks each time it is tried exhausts its retries
+/// (`[database] db_max_retries = 2`): a 503 that says how often it was
+/// refused, nothing written; the typed change sends nothing, the legacy
+/// call Ironic's `.start` + `.error`. On PostgreSQL and MariaDB (Galera's
+/// real certification conflicts: `galera.rs`).
+async fn a_change_that_deadlocks_until_its_retries_run_out(url: &str) {
+    let db = prepare(url, "boom").await;
+    deadlock_maintenance_writes(&db).await;
+    let bus = Bus::new();
+    bus.add_conf("\n[database]\ndb_max_retries = 2\ndb_retry_interval = 0.01\n");
+    let listener = bus.listen(2, Duration::from_secs(60));
+    let api = bus.serve(url);
+
+    let body = json!({"type": "hardware_failure", "reason": "PSU"});
+    let typed = call(&api, Method::POST, "/v1/nodes/boom/maintenance", "1.116", Some(body), OPERATOR).await;
+    let legacy =
+        call(&api, Method::PUT, "/v1/nodes/boom/maintenance", OLD, Some(json!({"reason": "psu"})), OPERATOR).await;
+    for reply in [&typed, &legacy] {
+        assert_eq!(reply.status, StatusCode::SERVICE_UNAVAILABLE, "{}", reply.body);
+        assert!(reply.body.contains("refused this change 3 time(s)"), "{}", reply.body);
+        assert!(reply.body.contains("deadlock or Galera certification conflict"), "{}", reply.body);
+    }
+
+    let got = listener.received();
+    let seen: Vec<(&str, &str)> =
+        got.iter().map(|n| (n["event_type"].as_str().unwrap(), n["priority"].as_str().unwrap())).collect();
+    assert_eq!(
+        seen,
+        [("baremetal.node.maintenance_set.start", "info"), ("baremetal.node.maintenance_set.error", "error")],
+        "{got:#?}"
+    );
+    for n in &got {
+        assert_eq!(n["context"]["request_id"], legacy.header("x-openstack-request-id").unwrap());
+        assert_eq!(data(n)["maintenance_reason"], "psu");
+    }
+    assert_eq!(count(&db, "SELECT COUNT(*) FROM node_maintenance").await, 0);
+    assert_eq!(count(&db, "SELECT COUNT(*) FROM node_maintenance_event").await, 0);
+    assert_eq!(count(&db, "SELECT COUNT(*) FROM node_maintenance_notification").await, 2);
+}
+
+mod a_change_that_deadlocks_until_its_retries_run_out {
+    use crate::common::{Backend, TestDb};
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn postgres() {
+        if let Some(t) = TestDb::create(Backend::Postgres).await {
+            super::a_change_that_deadlocks_until_its_retries_run_out(&t.url).await;
+        }
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn mysql() {
+        if let Some(t) = TestDb::create(Backend::Mysql).await {
+            super::a_change_that_deadlocks_until_its_retries_run_out(&t.url).await;
+        }
+    }
+}
+
+/// Makes the insert of the node `stall`'s notifications hang: its change
+/// written, its notifications inserted, its commit not reached. PostgreSQL
+/// and MariaDB sleep in the trigger; SQLite, which has no sleep, runs a
+/// join of 8·10⁹ rows.
+async fn stall_notifications(db: &DatabaseConnection) {
+    let statements: Vec<String> = match db.get_database_backend() {
+        DbBackend::Postgres => vec![
+            "CREATE FUNCTION nm_stall() RETURNS trigger AS $$ BEGIN \
+             IF NEW.node_id = (SELECT id FROM nodes WHERE name = 'stall') THEN PERFORM pg_sleep(4); END IF; \
+             RETURN NULL; END $$ LANGUAGE plpgsql"
+                .into(),
+            "CREATE TRIGGER nm_stall AFTER INSERT ON node_maintenance_notification FOR EACH ROW \
+             EXECUTE FUNCTION nm_stall()"
+                .into(),
+        ],
+        DbBackend::MySql => vec![
+            "CREATE TRIGGER nm_stall AFTER INSERT ON node_maintenance_notification FOR EACH ROW BEGIN \
+             IF NEW.node_id = (SELECT id FROM nodes WHERE name = 'stall') THEN SET @nm_stall = SLEEP(4); END IF; END"
+                .into(),
+        ],
+        _ => vec![
+            "CREATE TABLE nm_big (x INTEGER)".into(),
+            "INSERT INTO nm_big WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 2000) \
+             SELECT x FROM c"
+                .into(),
+            "CREATE TRIGGER nm_stall AFTER INSERT ON node_maintenance_notification \
+             WHEN NEW.node_id = (SELECT id FROM nodes WHERE name = 'stall') \
+             BEGIN SELECT count(*) FROM nm_big a, nm_big b, nm_big c; END"
+                .into(),
+        ],
+    };
+    for sql in statements {
+        db.execute_unprepared(&sql).await.unwrap();
+    }
+}
+
+/// How many sessions on this database are in the stall trigger's sleep;
+/// on SQLite, 1 while another connection holds the write lock.
+async fn stalled(db: &DatabaseConnection, url: &str) -> i64 {
+    match db.get_database_backend() {
+        DbBackend::Postgres => {
+            count(
+                db,
+                "SELECT COUNT(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event = 'PgSleep'",
+            )
+            .await
+        }
+        DbBackend::MySql => {
+            count(
+                db,
+                "SELECT COUNT(*) FROM information_schema.processlist WHERE db = DATABASE() AND state = 'User sleep'",
+            )
+            .await
+        }
+        _ => {
+            let file = url.trim_start_matches("sqlite://").split('?').next().unwrap();
+            let probe = Command::new("sqlite3")
+                .args(["-cmd", ".timeout 0", file, "BEGIN IMMEDIATE; ROLLBACK;"])
+                .output()
+                .expect("run sqlite3");
+            i64::from(!probe.status.success())
+        }
+    }
+}
+
+/// `serve` killed (SIGKILL) inside a legacy call's transaction, after it
+/// wrote the change and its notifications and before its commit: the
+/// database rolls it all back, and nothing is ever sent for it, neither
+/// `.end` nor `.start` + `.error`. A call on another node afterwards is
+/// sent, so the listener and the outbox do work.
+async fn a_change_killed_before_its_commit_sends_nothing(t: TestDb) {
+    let db = setup(&t, "stall").await;
+    legacy_nodes::create(&db, NewNode { name: Some("calm".into()), ..NewNode::default() }).await.unwrap();
+    stall_notifications(&db).await;
+    let bus = Bus::new();
+    let api = bus.serve(&t.url);
+    let pid = api.pid().to_string();
+    let body = json!({"reason": "psu"});
+    let request = api.try_call(Method::PUT, "/v1/nodes/stall/maintenance", Some(OLD), Some(OPERATOR), Some(body));
+    let kill = async {
+        // SQLite's probe sees the write lock, taken first: held for a
+        // second on end, the transaction is in the insert (where it stays
+        // for minutes), not in a moment's write.
+        let needed = if db.get_database_backend() == DbBackend::Sqlite { 5 } else { 1 };
+        let (mut seen, deadline) = (0, std::time::Instant::now() + Duration::from_secs(30));
+        while seen < needed {
+            assert!(std::time::Instant::now() < deadline, "the call never reached the stalled insert");
+            seen = if stalled(&db, &t.url).await > 0 { seen + 1 } else { 0 };
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+        assert!(Command::new("kill").args(["-KILL", &pid]).status().unwrap().success());
+    };
+    let (reply, ()) = tokio::join!(request, kill);
+    assert!(reply.is_err(), "the killed server answered: {:?}", reply.map(|r| r.body));
+    drop(api);
+    // The server's session ends (and rolls back) once its sleep is over.
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    while stalled(&db, &t.url).await > 0 {
+        assert!(std::time::Instant::now() < deadline, "the killed server's session stayed");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(count(&db, "SELECT COUNT(*) FROM node_maintenance").await, 0);
+    assert_eq!(count(&db, "SELECT COUNT(*) FROM node_maintenance_event").await, 0);
+    assert_eq!(count(&db, "SELECT COUNT(*) FROM node_maintenance_notification").await, 0);
+    assert_eq!(count(&db, "SELECT COUNT(*) FROM nodes WHERE maintenance = true").await, 0);
+
+    let listener = bus.listen(2, Duration::from_secs(60));
+    let again = bus.serve(&t.url);
+    let put =
+        call(&again, Method::PUT, "/v1/nodes/calm/maintenance", OLD, Some(json!({"reason": "x"})), OPERATOR).await;
+    assert_eq!(put.status, StatusCode::ACCEPTED, "{}", put.body);
+    let got = listener.received();
+    let names: Vec<(&str, &str)> =
+        got.iter().map(|n| (n["event_type"].as_str().unwrap(), data(n)["name"].as_str().unwrap())).collect();
+    assert_eq!(
+        names,
+        [("baremetal.node.maintenance_set.start", "calm"), ("baremetal.node.maintenance_set.end", "calm")],
+        "{got:#?}"
+    );
+    assert_eq!(count(&db, "SELECT COUNT(*) FROM node_maintenance_notification").await, 2);
+}
+backend_tests!(a_change_killed_before_its_commit_sends_nothing);
+
+/// TLS to the broker as ironic.conf sets it (`[oslo_messaging_rabbit] ssl
+/// = true`, `ssl_ca_file`), to a RabbitMQ of the test's own with an AMQPS
+/// listener (a CA made by the test, a certificate for `localhost`): the
+/// notifications arrive (the listener takes them off the plain port). With
+/// a CA that did not sign the broker's certificate, `notify publish` is
+/// refused (exit 13), says why, and they wait in the outbox.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn notifications_go_to_a_tls_broker_that_the_configured_ca_signed() {
+    let Some(t) = TestDb::create(crate::common::Backend::Sqlite).await else { return };
+    let db = setup(&t, "n1").await;
+    let broker = OwnBroker::start_tls();
+    let (tls_port, certs) = broker.tls.as_ref().unwrap();
+    let mut bus = Bus::new();
+    bus.url = format!("rabbit://guest:guest@localhost:{tls_port}/");
+    bus.write_conf();
+    let tls = |ca: &std::path::Path| format!("\n[oslo_messaging_rabbit]\nssl = true\nssl_ca_file = {}\n", ca.display());
+    let conf = std::fs::read_to_string(&bus.conf).unwrap();
+    std::fs::write(&bus.conf, format!("{conf}{}", tls(&certs.ca))).unwrap();
+    let listener = bus.listen_at(&broker.url(), 2, Duration::from_secs(60));
+
+    ok(&cli(&bus, &t, &["-q", "maintenance", "set", "n1", "--reason", "disk"]));
+    let report: Value = serde_json::from_str(&ok(&cli(&bus, &t, &["--format", "json", "notify", "publish"]))).unwrap();
+    assert_eq!(report["sent"], 2, "{report}");
+    let got = listener.received();
+    let types: Vec<&str> = got.iter().map(|n| n["event_type"].as_str().unwrap()).collect();
+    assert_eq!(types, ["baremetal.node.maintenance_set.start", "baremetal.node.maintenance_set.end"]);
+
+    std::fs::write(&bus.conf, format!("{conf}{}", tls(&certs.wrong_ca))).unwrap();
+    ok(&cli(&bus, &t, &["-q", "maintenance", "unset", "n1"]));
+    let refused = cli(&bus, &t, &["notify", "publish"]);
+    let said = crate::common::stderr(&refused);
+    assert_eq!(refused.status.code(), Some(13), "{said}");
+    assert!(said.contains(&format!("connecting to RabbitMQ at localhost:{tls_port} failed")), "{said}");
+    assert!(said.contains("the notifications wait in the outbox"), "{said}");
+    assert_eq!(said.trim().lines().count(), 1, "one line: {said}");
+    let unsent = count(&db, "SELECT COUNT(*) FROM node_maintenance_notification WHERE sent_at IS NULL").await;
+    assert_eq!(unsent, 2);
+}

@@ -4,6 +4,7 @@
 # broker: never the shared one on 5672.
 #
 #   bash tests/lib/rabbitmq.sh start DIR PORT   # returns once it accepts AMQP connections
+#   bash tests/lib/rabbitmq.sh start DIR PORT TLS_PORT CERT KEY CA   # also AMQPS on TLS_PORT
 #   bash tests/lib/rabbitmq.sh stop DIR         # stops it (its data stays in DIR)
 #   bash tests/lib/rabbitmq.sh clean DIR        # stops it and removes DIR
 set -euo pipefail
@@ -37,6 +38,16 @@ start() {
   echo "$port" >"$dir/port"
   echo "[]." >"$dir/enabled_plugins"
   echo "listeners.tcp.local = 127.0.0.1:$port" >"$dir/rabbitmq.conf"
+  if [ -n "${4:-}" ]; then
+    cat >>"$dir/rabbitmq.conf" <<EOF
+listeners.ssl.default = $4
+ssl_options.certfile = ${5:?CERT}
+ssl_options.keyfile = ${6:?KEY}
+ssl_options.cacertfile = ${7:?CA}
+ssl_options.verify = verify_none
+ssl_options.fail_if_no_peer_cert = false
+EOF
+  fi
   : >"$dir/rabbitmq-env.conf"
   # rabbitmq-server runs as the rabbitmq user.
   if id rabbitmq >/dev/null 2>&1; then chown -R rabbitmq "$dir"; fi
