@@ -451,6 +451,9 @@ async fn the_tick_and_reconcile_notify_and_notify_publish_sends(t: TestDb) {
     assert_eq!(data(&got[2])["type"], "legacy");
     assert_eq!(data(&got[2])["reason"], "by hand");
     assert_eq!(got[3]["payload"]["ironic_object.name"], "MaintenanceWindowPayload");
+    assert_eq!(data(&got[2])["note"], "reconciliation: backfilled from nodes.maintenance");
+    assert_eq!(data(&got[3])["note"], "the window ended; released by the schedule");
+    assert_eq!(data(&got[4])["note"], "window started by the schedule");
     for n in &got[3..] {
         assert_eq!(data(n)["type"], "operator_hold");
         assert!(data(n)["ends_at"].is_string(), "{n:#}");
@@ -705,6 +708,12 @@ async fn window_events_and_an_update_reach_the_listener(t: TestDb) {
     assert!(ends(&got[1]) > ends(&got[0]), "{:#} then {:#}", got[0], got[1]);
     assert!(ends(&got[4]) > ends(&got[3]), "{:#} then {:#}", got[3], got[4]);
     assert_eq!(data(&got[2])["actor"], "operator");
+    // The notes the README's table shows.
+    let note = |n: &Value| data(n)["note"].as_str().unwrap_or_default().to_owned();
+    assert!(note(&got[0]).starts_with("starts "), "{:#}", got[0]);
+    assert!(note(&got[1]).starts_with("end moved from "), "{:#}", got[1]);
+    assert!(note(&got[2]).starts_with("was to start "), "{:#}", got[2]);
+    assert_eq!(data(&got[3])["note"], Value::Null);
     for n in &got[5..] {
         assert_eq!(data(n)["type"], "fault");
         assert_eq!(data(n)["scope"], "system");
