@@ -10,6 +10,7 @@ use crate::authority::caller::Caller;
 use crate::authority::plan::{NodeWrite, Plan, Snapshot, WindowWrite};
 use crate::authority::rejected::Rejected;
 use crate::error::{DbFailure, Error, Result};
+use crate::notify::payload::NodeColumns;
 use crate::store::nodes::{self, Locking};
 use crate::store::outbox::Outbox;
 use crate::store::{history, schedule, statements};
@@ -25,6 +26,10 @@ use sea_orm::{
 pub(crate) enum Reads<'a> {
     /// The active entries alone.
     Entries,
+    /// The active entries, for a legacy call (the boolean's PUT or
+    /// DELETE): with notifications on, the node's `NodePayload` columns
+    /// are read by the lock's own statement.
+    LegacyCall,
     /// The scheduled windows too.
     Windows,
     /// The scheduled windows only when no active entry has this uuid (a
@@ -37,6 +42,8 @@ pub(crate) struct Held {
     pub node: node_rows::Model,
     pub entries: Vec<node_maintenance::Model>,
     pub scheduled: Vec<node_maintenance_schedule::Model>,
+    /// The node's `NodePayload` columns as locked (a legacy call's, notifying).
+    pub payload: Option<NodeColumns>,
 }
 
 impl Held {
@@ -46,7 +53,18 @@ impl Held {
 }
 
 /// Locks the node `ident` for the rest of the transaction and reads it.
-async fn lock(txn: &DatabaseTransaction, ident: &str, reads: Reads<'_>) -> Result<Held> {
+async fn lock(txn: &DatabaseTransaction, ident: &str, reads: Reads<'_>, outbox: Option<&Outbox>) -> Result<Held> {
+    if let (Reads::LegacyCall, Some(outbox)) = (reads, outbox) {
+        // One statement for the lock and the payload's columns: a legacy
+        // call's notifications show the node, and a second read was a
+        // round trip more for every call.
+        let extra = outbox.payload_select(txn).await?;
+        let (node, row) = nodes::lock_one(txn, ident, Some(extra)).await?;
+        let payload = outbox.payload_of(&row, nodes::model_columns())?;
+        let mut held = read_holdings(txn, node, reads).await?;
+        held.payload = Some(payload);
+        return Ok(held);
+    }
     let node = nodes::lock(txn, Locking::Ident(ident)).await?.ok_or_else(|| Error::node_not_found(ident))?;
     read_holdings(txn, node, reads).await
 }
@@ -60,12 +78,12 @@ pub(crate) async fn read<C: ConnectionTrait>(db: &C, ident: &str, reads: Reads<'
 async fn read_holdings<C: ConnectionTrait>(db: &C, node: node_rows::Model, reads: Reads<'_>) -> Result<Held> {
     let entries = entries_of(db, node.id).await?;
     let windows = match reads {
-        Reads::Entries => false,
+        Reads::Entries | Reads::LegacyCall => false,
         Reads::Windows => true,
         Reads::WindowsUnlessActive(uuid) => !entries.iter().any(|e| e.uuid == uuid),
     };
     let scheduled = if windows { schedule::of_node(db, node.id).await? } else { Vec::new() };
-    Ok(Held { node, entries, scheduled })
+    Ok(Held { node, entries, scheduled, payload: None })
 }
 
 /// Who makes a change, and where its notifications go (`None`: not sent).
@@ -84,11 +102,11 @@ pub(crate) async fn change<T>(
     by: By<'_>,
     decide: impl FnOnce(&Held) -> Result<(Plan, T), Rejected>,
 ) -> Result<T> {
-    let held = lock(txn, ident, reads).await?;
+    let held = lock(txn, ident, reads, by.outbox).await?;
     let (plan, outcome) = decide(&held)?;
     apply(txn, &plan, &held.node).await?;
     if let Some(outbox) = by.outbox {
-        outbox.record(txn, &plan, &held.node, by.caller).await?;
+        outbox.record(txn, &plan, &held, by.caller).await?;
     }
     Ok(outcome)
 }

@@ -99,22 +99,7 @@ pub(crate) async fn lock(txn: &DatabaseTransaction, which: Locking<'_>) -> Resul
     let backend = txn.get_database_backend();
     let sqlite = backend == DbBackend::Sqlite;
     match which {
-        Locking::Ident(ident) => {
-            if !could_name_a_node(ident) {
-                return Err(Error::node_not_found(ident));
-            }
-            let (by_uuid, value) = ident_key(ident);
-            if sqlite {
-                let column = if by_uuid { "uuid" } else { "name" };
-                let sql = format!("UPDATE nodes SET maintenance = maintenance WHERE {column} = ?");
-                txn.execute_raw(stmt(backend, &sql, vec![value.clone().into()])).await?;
-            }
-            let node = nodes::Model::find_by_statement(statements::find_node(backend, by_uuid, true, value))
-                .one(txn)
-                .await?
-                .ok_or_else(|| Error::node_not_found(ident))?;
-            Ok(Some(node))
-        }
+        Locking::Ident(ident) => Ok(Some(lock_one(txn, ident, None).await?.0)),
         Locking::Ids(ids) => {
             let marks = vec!["?"; ids.len()].join(", ");
             let values: Vec<Value> = ids.iter().map(|id| (*id).into()).collect();
@@ -127,6 +112,38 @@ pub(crate) async fn lock(txn: &DatabaseTransaction, which: Locking<'_>) -> Resul
             Ok(None)
         }
     }
+}
+
+/// How many columns a `nodes` row read as [`nodes::Model`] has: what
+/// [`lock_one`] reads after them starts at this index.
+pub(crate) fn model_columns() -> usize {
+    <nodes::Column as sea_orm::Iterable>::iter().count()
+}
+
+/// [`lock`] of one node by uuid or name, its row read with `extra` (a
+/// select list on `nodes`, after the node's own columns) in the same
+/// statement: the row as it is under the lock, and the whole result.
+pub(crate) async fn lock_one(
+    txn: &DatabaseTransaction,
+    ident: &str,
+    extra: Option<&str>,
+) -> Result<(nodes::Model, sea_orm::QueryResult)> {
+    if !could_name_a_node(ident) {
+        return Err(Error::node_not_found(ident));
+    }
+    let backend = txn.get_database_backend();
+    let (by_uuid, value) = ident_key(ident);
+    if backend == DbBackend::Sqlite {
+        let column = if by_uuid { "uuid" } else { "name" };
+        let sql = format!("UPDATE nodes SET maintenance = maintenance WHERE {column} = ?");
+        txn.execute_raw(stmt(backend, &sql, vec![value.clone().into()])).await?;
+    }
+    let statement = match extra {
+        Some(extra) => statements::find_node_reading(backend, by_uuid, extra, value),
+        None => statements::find_node(backend, by_uuid, true, value),
+    };
+    let row = txn.query_one_raw(statement).await?.ok_or_else(|| Error::node_not_found(ident))?;
+    Ok((nodes::Model::from_query_result(&row, "")?, row))
 }
 
 /// How Ironic's API reads a node identifier: a uuid (compared lower-case)

@@ -9,6 +9,7 @@ use crate::authority::plan::{NodeWrite, Plan};
 use crate::notify::message::{Notification, RequestContext};
 use crate::notify::payload::{self, Column, FieldKind, NODE_FIELDS, NodeColumns};
 use crate::notify::{Level, Settings};
+use crate::store::apply::Held;
 use nodemaint_entity::node_maintenance_notification::{self as outbox, Column as Col};
 use nodemaint_entity::nodes;
 use nodemaint_runtime::sql::{quote, stmt};
@@ -27,10 +28,12 @@ pub struct Outbox {
     shape: OnceCell<NodeShape>,
 }
 
-/// The payload columns `nodes` has, and whether `node_traits` exists.
+/// The payload columns `nodes` has, whether `node_traits` exists, and
+/// the select list on `nodes` that reads them (traits joined by commas).
 struct NodeShape {
     columns: Vec<(&'static str, FieldKind)>,
     traits: bool,
+    select: String,
 }
 
 /// A legacy call's attempt, kept to notify its failure (`.start` + `.error`).
@@ -49,26 +52,40 @@ impl Outbox {
 
     /// The notifications of `plan`, made by `caller` on `before` (the node
     /// as it was read under its lock), written in the change's transaction.
-    pub async fn record<C: ConnectionTrait>(
+    pub(crate) async fn record<C: ConnectionTrait>(
         &self,
         db: &C,
         plan: &Plan,
-        before: &nodes::Model,
+        held: &Held,
         caller: &Caller,
     ) -> Result<(), DbErr> {
         if !self.sends(Level::Info) {
             return Ok(());
         }
+        let before = &held.node;
         let context = RequestContext::of(caller);
         let notifications = if plan.legacy_call {
-            let after = self.node_columns(db, before.id).await?;
+            let node = match &held.payload {
+                Some(read) => read.clone(),
+                None => self.node_columns(db, before.id).await?,
+            };
             // `.start` shows the node before the save (Ironic emits it
             // before the conductor writes): the new maintenance state and
-            // reason, the old `updated_at` and `fault`.
-            let start = after
-                .clone()
+            // reason, the old `updated_at` and `fault`; `.end` the node as
+            // the plan's write left it.
+            let mut start = node
                 .with("updated_at", before.updated_at.map_or(Column::Null, Column::Time))
                 .with("fault", before.fault.clone().map_or(Column::Null, Column::Text));
+            let mut after = start.clone();
+            if let Some(write) = &plan.node {
+                start = start
+                    .with("maintenance", Column::Bool(write.maintenance))
+                    .with("maintenance_reason", write.reason.clone().map_or(Column::Null, Column::Text));
+                after = start.clone().with("updated_at", Column::Time(plan.at));
+                if let Some(fault) = &write.fault {
+                    after = after.with("fault", fault.clone().map_or(Column::Null, Column::Text));
+                }
+            }
             vec![
                 self.notification(
                     format!("{MAINTENANCE_SET}.start"),
@@ -188,36 +205,38 @@ impl Outbox {
         }
     }
 
+    /// The select list on `nodes` that reads a node's payload columns
+    /// and traits (the node lock reads it in its own statement).
+    pub(crate) async fn payload_select<C: ConnectionTrait>(&self, db: &C) -> Result<&str, DbErr> {
+        Ok(&self.shape.get_or_try_init(|| node_shape(db)).await?.select)
+    }
+
+    /// The payload columns of `row`, read by [`Outbox::payload_select`]
+    /// from its column `offset` on.
+    pub(crate) fn payload_of(&self, row: &sea_orm::QueryResult, offset: usize) -> Result<NodeColumns, DbErr> {
+        let shape = self.shape.get().ok_or_else(|| DbErr::Custom("the payload's columns were not probed".into()))?;
+        let mut node = NodeColumns::default();
+        for (i, (name, kind)) in shape.columns.iter().enumerate() {
+            node.values.push((name, column_value(row, offset + i, *kind)));
+        }
+        if shape.traits {
+            let joined: Option<String> = row.try_get_by_index(offset + shape.columns.len())?;
+            node.traits =
+                joined.iter().flat_map(|j| j.split(',')).filter(|t| !t.is_empty()).map(str::to_owned).collect();
+        }
+        Ok(node)
+    }
+
     /// The node's payload columns as they are now (in this transaction),
     /// its traits in the same statement (one round trip).
     async fn node_columns<C: ConnectionTrait>(&self, db: &C, node_id: i32) -> Result<NodeColumns, DbErr> {
-        let shape = self.shape.get_or_try_init(|| node_shape(db)).await?;
+        let select = self.payload_select(db).await?;
         let backend = db.get_database_backend();
-        let mut list: Vec<String> =
-            shape.columns.iter().map(|(name, _)| format!("n.{}", quote(backend, name))).collect();
-        if shape.traits {
-            // Trait names are upper-case letters, digits and `_`: a comma separates them.
-            let t = quote(backend, "trait");
-            let joined = match backend {
-                DbBackend::Postgres => format!("string_agg(t.{t}, ',')"),
-                DbBackend::MySql => format!("GROUP_CONCAT(t.{t} SEPARATOR ',')"),
-                _ => format!("group_concat(t.{t}, ',')"),
-            };
-            list.push(format!("(SELECT {joined} FROM node_traits t WHERE t.node_id = n.id)"));
+        let sql = format!("SELECT {select} FROM nodes WHERE nodes.id = ?");
+        match db.query_one_raw(stmt(backend, &sql, vec![node_id.into()])).await? {
+            Some(row) => self.payload_of(&row, 0),
+            None => Ok(NodeColumns::default()),
         }
-        let sql = format!("SELECT {} FROM nodes n WHERE n.id = ?", list.join(", "));
-        let mut node = NodeColumns::default();
-        if let Some(row) = db.query_one_raw(stmt(backend, &sql, vec![node_id.into()])).await? {
-            for (i, (name, kind)) in shape.columns.iter().enumerate() {
-                node.values.push((name, column_value(&row, i, *kind)));
-            }
-            if shape.traits {
-                let joined: Option<String> = row.try_get_by_index(shape.columns.len())?;
-                node.traits =
-                    joined.iter().flat_map(|j| j.split(',')).filter(|t| !t.is_empty()).map(str::to_owned).collect();
-            }
-        }
-        Ok(node)
     }
 }
 
@@ -235,9 +254,22 @@ fn column_value(row: &sea_orm::QueryResult, i: usize, kind: FieldKind) -> Column
 
 async fn node_shape<C: ConnectionTrait>(db: &C) -> Result<NodeShape, DbErr> {
     let have = nodemaint_runtime::probe::columns(db, "nodes").await?;
-    let columns = NODE_FIELDS.into_iter().filter(|(name, _)| have.iter().any(|c| c == name)).collect();
+    let columns: Vec<_> = NODE_FIELDS.into_iter().filter(|(name, _)| have.iter().any(|c| c == name)).collect();
     let traits = nodemaint_runtime::probe::tables(db).await?.iter().any(|t| t == "node_traits");
-    Ok(NodeShape { columns, traits })
+    let backend = db.get_database_backend();
+    let nodes = quote(backend, "nodes");
+    let mut list: Vec<String> = columns.iter().map(|(name, _)| format!("{nodes}.{}", quote(backend, name))).collect();
+    if traits {
+        // Trait names are upper-case letters, digits and `_`: a comma separates them.
+        let t = quote(backend, "trait");
+        let joined = match backend {
+            DbBackend::Postgres => format!("string_agg(t.{t}, ',')"),
+            DbBackend::MySql => format!("GROUP_CONCAT(t.{t} SEPARATOR ',')"),
+            _ => format!("group_concat(t.{t}, ',')"),
+        };
+        list.push(format!("(SELECT {joined} FROM node_traits t WHERE t.node_id = {nodes}.id)"));
+    }
+    Ok(NodeShape { columns, traits, select: list.join(", ") })
 }
 
 /// The highest typed-event id now (0 with none): a set writer's mark

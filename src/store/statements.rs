@@ -58,6 +58,14 @@ pub(crate) fn find_node(backend: DbBackend, by_uuid: bool, lock: bool, value: St
     SQL[which].with(backend, || find_node_query(by_uuid, lock, String::new()).build(backend), vec![value.into()])
 }
 
+/// [`find_node`] (locking) that also reads `extra`, a select list on
+/// `nodes` (the notification payload's columns), after the node's own.
+pub(crate) fn find_node_reading(backend: DbBackend, by_uuid: bool, extra: &str, value: String) -> Statement {
+    let lock = backend != DbBackend::Sqlite;
+    let query = find_node_query(by_uuid, lock, value).expr(sea_orm::sea_query::Expr::cust(extra.to_owned()));
+    query.build(backend)
+}
+
 fn find_node_query(by_uuid: bool, lock: bool, value: String) -> sea_orm::Select<nodes::Entity> {
     let filter = if by_uuid { nodes::Column::Uuid.eq(value) } else { nodes::Column::Name.eq(value) };
     let query = nodes::Entity::find().filter(filter);

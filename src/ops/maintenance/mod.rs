@@ -279,13 +279,13 @@ impl Maintenance {
     /// Releases every active entry, all or nothing (`DELETE /v1/nodes/{node}/maintenance`,
     /// and the boolean unset). Returns what was released.
     pub async fn release_all(&self, caller: &Caller, ident: &str) -> Result<Vec<EntryView>> {
-        self.change(caller, ident, Reads::Entries, |ctx| ctx.release_all()).await
+        self.change(caller, ident, Reads::LegacyCall, |ctx| ctx.release_all()).await
     }
 
     /// The boolean PUT: creates the node's single legacy entry, or updates
     /// its reason without re-stamping its asserter or scope.
     pub async fn legacy_set(&self, caller: &Caller, ident: &str, reason: Option<String>) -> Result<EntryView> {
-        self.change(caller, ident, Reads::Entries, |ctx| ctx.legacy_set(reason.clone())).await
+        self.change(caller, ident, Reads::LegacyCall, |ctx| ctx.legacy_set(reason.clone())).await
     }
 
     /// The boolean DELETE: release everything, all or nothing.
