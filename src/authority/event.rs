@@ -11,10 +11,10 @@
 //! byte for byte on every backend.
 
 use crate::authority::caller::Caller;
-use crate::authority::masking::MASK;
+use crate::authority::masking::{self, MASK};
 use chrono::{NaiveDateTime, SubsecRound};
 use nodemaint_entity::vocab::iso8601;
-use nodemaint_entity::{node_maintenance, node_maintenance_event};
+use nodemaint_entity::{Scope, node_maintenance, node_maintenance_event};
 use nodemaint_migration::backfill::EVENT_REASON_MAX;
 use serde::Serialize;
 use std::borrow::Cow;
@@ -178,6 +178,22 @@ impl MaintenanceEvent {
             seen.actor_project = MASK.to_owned();
         }
         seen
+    }
+
+    /// This event as a reader at `reader` on a node with this owner and
+    /// lessee may see it: the identities above the reader's scope masked,
+    /// decided from the fields (see `authority/masking.rs`).
+    pub fn for_reader(&self, reader: Scope, owner: Option<&str>, lessee: Option<&str>) -> MaintenanceEvent {
+        let entry_scope = Scope::parse(&self.scope).unwrap_or(Scope::System);
+        let (asserter, actor) = masking::event_masks(
+            reader,
+            entry_scope,
+            self.kind.by_asserter(),
+            Some(self.actor_project.as_str()),
+            owner,
+            lessee,
+        );
+        self.masked(asserter, actor)
     }
 
     /// The value of `field` in the text; `None` leaves out an optional part.

@@ -9,7 +9,9 @@
 //! [`release_all`] (the release floors policy cannot relax, bulk
 //! all-or-nothing); [`is_masked`] and [`MASK`]; [`MaintenanceEvent`];
 //! [`EntryView`] and the input limits; [`WindowState`] and [`parse_time`];
-//! [`Rejected`], every refusal with its HTTP status and message.
+//! [`Rejected`], every refusal with its HTTP status and message;
+//! [`release_decision`] and [`bulk_release_decision`], what the release
+//! calls decide, for a caller that has the rows in hand (the Python binding).
 //!
 //! Inside the crate only: the planners (`plan.rs`: every single-node change
 //! as a value; `batch.rs`: the tick's and reconcile's set changes).
@@ -32,6 +34,7 @@ pub use caller::Caller;
 pub use entry::{EXTRA_MAX_BYTES, EntryView, IDENTITY_MAX_CHARS, REASON_MAX_CHARS, parse_extra_arg};
 pub use event::{EventKind, MaintenanceEvent};
 pub use masking::{MASK, is_masked};
+pub use plan::{bulk_release_decision, release_decision};
 pub use policy::defaults as rules;
 pub use policy::{Policy, Target, entry_target, node_target};
 pub use rejected::{Holder, Rejected};

@@ -110,6 +110,63 @@ pub fn authority_on(caller: &Caller, policy: &Policy, node: &nodes::Model, ident
     Ok(Authority { scope, project: caller.project_or_empty().to_owned() })
 }
 
+/// 403 unless `caller`, holding `authority` on `node`, may release every
+/// one of `entries`, naming every blocker: the per-entry remove policy,
+/// then the release floors.
+fn may_release(
+    caller: &Caller,
+    policy: &Policy,
+    authority: &Authority,
+    node: &nodes::Model,
+    entries: &[Entry],
+) -> Result<()> {
+    release::release_all(authority, entries, rules::MAINTENANCE_REMOVE, |e| {
+        policy.enforce(rules::MAINTENANCE_REMOVE, caller, &policy::entry_target(node, e))
+    })
+}
+
+/// 403 unless `caller` may clear the node's maintenance (the node rule),
+/// then release every one of `entries`: what the bulk release decides.
+fn may_release_all(
+    caller: &Caller,
+    policy: &Policy,
+    authority: &Authority,
+    node: &nodes::Model,
+    entries: &[Entry],
+) -> Result<()> {
+    policy.authorize(rules::CLEAR_MAINTENANCE, caller, &policy::node_target(node))?;
+    may_release(caller, policy, authority, node, entries)
+}
+
+/// What `DELETE /v1/nodes/{node}/maintenance/{uuid}` decides about the
+/// node's active `entry`, with no database: 404 when the caller may not
+/// see the node (`ident` is how it was named), 403 when the remove policy
+/// or the release floors refuse, with the REST API's message.
+pub fn release_decision(
+    caller: &Caller,
+    policy: &Policy,
+    node: &nodes::Model,
+    ident: &str,
+    entry: &Entry,
+) -> Result<()> {
+    let authority = authority_on(caller, policy, node, ident)?;
+    may_release(caller, policy, &authority, node, std::slice::from_ref(entry))
+}
+
+/// What `DELETE /v1/nodes/{node}/maintenance` (release everything, all or
+/// nothing) decides about the node's active `entries`: 404 as above, 403
+/// from the node rule, or one 403 naming every entry that may not go.
+pub fn bulk_release_decision(
+    caller: &Caller,
+    policy: &Policy,
+    node: &nodes::Model,
+    ident: &str,
+    entries: &[Entry],
+) -> Result<()> {
+    let authority = authority_on(caller, policy, node, ident)?;
+    may_release_all(caller, policy, &authority, node, entries)
+}
+
 /// Everything a planner decides from.
 pub struct Context<'a> {
     pub caller: &'a Caller,
@@ -206,9 +263,7 @@ impl<'a> Context<'a> {
 
     /// 403 unless the caller may release every one of `entries`, naming every blocker.
     fn may_release(&self, entries: &[Entry]) -> Result<()> {
-        release::release_all(&self.authority, entries, rules::MAINTENANCE_REMOVE, |e| {
-            self.policy.enforce(rules::MAINTENANCE_REMOVE, self.caller, &policy::entry_target(self.node(), e))
-        })
+        may_release(self.caller, self.policy, &self.authority, self.node(), entries)
     }
 
     fn authorize(&self, rule: &str) -> Result<()> {
@@ -322,9 +377,8 @@ impl<'a> Context<'a> {
     /// Releases every active entry, all or nothing (`DELETE
     /// /v1/nodes/{node}/maintenance`, the boolean unset).
     pub fn release_all(&self) -> Result<(Plan, Vec<EntryView>)> {
-        self.authorize(rules::CLEAR_MAINTENANCE)?;
         let entries = self.held.entries;
-        self.may_release(entries)?;
+        may_release_all(self.caller, self.policy, &self.authority, self.node(), entries)?;
         let mut plan = self.plan();
         plan.events = entries.iter().map(|e| self.event(EventKind::Released, e, None)).collect();
         plan.delete = entries.to_vec();
