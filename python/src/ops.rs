@@ -78,6 +78,7 @@ impl PyMaintenance {
         }
         let policy = policy.map(|p| p.inner.clone()).unwrap_or_default();
         let connection = block(py, async {
+            let url = db::normalize_url(&url)?;
             let connection = db::connect_with(&url, max_connections).await?;
             schema::require_maintenance_table(&connection, &url).await?;
             Ok(connection)
