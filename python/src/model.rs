@@ -11,6 +11,7 @@ use nodemaint::{Caller, EventKind, Policy};
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyString};
+use std::sync::OnceLock;
 
 /// Who is asking: a Keystone token's user, project (none for a system
 /// token) and roles, with Keystone's implied roles added (admin ⇒ manager
@@ -421,7 +422,7 @@ impl PyPolicy {
         node: PyRef<'_, PyNode>,
         entry: Option<PyRef<'_, PyEntry>>,
     ) -> bool {
-        let target = match entry {
+        let target = match &entry {
             Some(e) => authority::entry_target(&node.inner, &e.inner),
             None => authority::node_target(&node.inner),
         };
@@ -431,45 +432,55 @@ impl PyPolicy {
 
 /// What a release call would answer: `allowed`, else the HTTP `status`
 /// and the REST API's `message`. True in a boolean context when allowed.
+/// The refusal is kept as the model's value and worded when asked.
 #[pyclass(frozen, eq, module = "nodemaint", name = "Decision", from_py_object)]
 #[derive(Clone, PartialEq, Eq)]
 pub struct PyDecision {
-    #[pyo3(get)]
-    allowed: bool,
-    #[pyo3(get)]
-    status: Option<u16>,
-    #[pyo3(get)]
-    message: Option<String>,
+    refusal: Option<authority::Rejected>,
 }
 
 impl PyDecision {
     fn of(decided: Result<(), authority::Rejected>) -> Self {
-        match decided {
-            Ok(()) => PyDecision { allowed: true, status: None, message: None },
-            Err(refusal) => {
-                PyDecision { allowed: false, status: Some(refusal.http_status()), message: Some(refusal.to_string()) }
-            }
-        }
+        PyDecision { refusal: decided.err() }
     }
 }
 
 #[pymethods]
 impl PyDecision {
+    #[getter]
+    fn allowed(&self) -> bool {
+        self.refusal.is_none()
+    }
+
+    #[getter]
+    fn status(&self) -> Option<u16> {
+        self.refusal.as_ref().map(authority::Rejected::http_status)
+    }
+
+    #[getter]
+    fn message(&self) -> Option<String> {
+        self.refusal.as_ref().map(ToString::to_string)
+    }
+
     fn __bool__(&self) -> bool {
-        self.allowed
+        self.refusal.is_none()
     }
 
     fn __repr__(&self) -> String {
-        match (&self.status, &self.message) {
-            (Some(status), Some(message)) => format!("Decision(allowed=False, status={status}, message={message:?})"),
-            _ => "Decision(allowed=True)".to_owned(),
+        match &self.refusal {
+            Some(r) => format!("Decision(allowed=False, status={}, message={:?})", r.http_status(), r.to_string()),
+            None => "Decision(allowed=True)".to_owned(),
         }
     }
 }
 
-/// The policy to decide with: the one given, else the defaults.
-fn policy_or_defaults(policy: Option<PyRef<'_, PyPolicy>>) -> Policy {
-    policy.map(|p| p.inner.clone()).unwrap_or_default()
+/// The policy to decide with: the one given, else the defaults (parsed once).
+fn policy_or_defaults<'a>(policy: &'a Option<PyRef<'_, PyPolicy>>) -> &'a Policy {
+    static DEFAULTS: OnceLock<Policy> = OnceLock::new();
+    match policy {
+        Some(p) => &p.inner,
+        None => DEFAULTS.get_or_init(Policy::defaults),
+    }
 }
 
 /// The caller's scope on the node (system > owner > lessee), or None when
@@ -495,8 +506,8 @@ pub fn release_decision(
     entry: PyRef<'_, PyEntry>,
     policy: Option<PyRef<'_, PyPolicy>>,
 ) -> PyDecision {
-    let policy = policy_or_defaults(policy);
-    PyDecision::of(authority::release_decision(&caller.inner, &policy, &node.inner, node.ident(), &entry.inner))
+    let policy = policy_or_defaults(&policy);
+    PyDecision::of(authority::release_decision(&caller.inner, policy, &node.inner, node.ident(), &entry.inner))
 }
 
 /// What `DELETE /v1/nodes/{node}/maintenance` (release every entry, all
@@ -509,9 +520,9 @@ pub fn bulk_release_decision(
     entries: Vec<PyRef<'_, PyEntry>>,
     policy: Option<PyRef<'_, PyPolicy>>,
 ) -> PyDecision {
-    let policy = policy_or_defaults(policy);
+    let policy = policy_or_defaults(&policy);
     let entries: Vec<node_maintenance::Model> = entries.iter().map(|e| e.inner.clone()).collect();
-    PyDecision::of(authority::bulk_release_decision(&caller.inner, &policy, &node.inner, node.ident(), &entries))
+    PyDecision::of(authority::bulk_release_decision(&caller.inner, policy, &node.inner, node.ident(), &entries))
 }
 
 /// [`release_decision`] for many `(caller, node, entry)` triples at once,
@@ -522,10 +533,10 @@ pub fn release_decisions(
     items: Vec<(PyRef<'_, PyCaller>, PyRef<'_, PyNode>, PyRef<'_, PyEntry>)>,
     policy: Option<PyRef<'_, PyPolicy>>,
 ) -> Vec<PyDecision> {
-    let policy = policy_or_defaults(policy);
+    let policy = policy_or_defaults(&policy);
     items
         .iter()
-        .map(|(c, n, e)| PyDecision::of(authority::release_decision(&c.inner, &policy, &n.inner, n.ident(), &e.inner)))
+        .map(|(c, n, e)| PyDecision::of(authority::release_decision(&c.inner, policy, &n.inner, n.ident(), &e.inner)))
         .collect()
 }
 

@@ -8,13 +8,12 @@
 
 pub mod defaults;
 pub(crate) mod rule;
-pub use rule::Target;
 
 use crate::authority::caller::Caller;
 use crate::authority::rejected::Rejected;
 use crate::error::{Error, Result};
 use nodemaint_entity::{node_maintenance, nodes};
-use rule::{Creds, Rule};
+use rule::{Attributes, Creds, Rule};
 use std::collections::BTreeMap;
 use std::path::Path;
 
@@ -93,7 +92,7 @@ impl Policy {
     }
 
     /// Whether `rule` allows `caller` on `target`. An unknown rule denies.
-    pub fn enforce(&self, rule: &str, caller: &Caller, target: &Target) -> bool {
+    pub fn enforce(&self, rule: &str, caller: &Caller, target: &Target<'_>) -> bool {
         let creds = Creds {
             user_id: &caller.user_id,
             project_id: caller.project_id.as_deref(),
@@ -107,44 +106,60 @@ impl Policy {
     }
 
     /// [`Policy::enforce`] as a 403 in Ironic's words.
-    pub fn authorize(&self, rule: &str, caller: &Caller, target: &Target) -> Result<(), Rejected> {
+    pub fn authorize(&self, rule: &str, caller: &Caller, target: &Target<'_>) -> Result<(), Rejected> {
         if self.enforce(rule, caller, target) { Ok(()) } else { Err(Rejected::Policy { rule: rule.to_owned() }) }
     }
 }
 
+/// What a rule's `%(…)s` may read: the node's fields as `node.*`, an
+/// entry's as `maintenance.*`, and `config.service_project_name`. It
+/// borrows them: building one allocates nothing.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Target<'a> {
+    node: Option<&'a nodes::Model>,
+    entry: Option<&'a node_maintenance::Model>,
+}
+
+impl Attributes for Target<'_> {
+    fn get(&self, key: &str) -> Option<&str> {
+        if key == "config.service_project_name" {
+            return Some(SERVICE_PROJECT_NAME);
+        }
+        if let Some(field) = key.strip_prefix("node.") {
+            let node = self.node?;
+            return match field {
+                "uuid" => node.uuid.as_deref(),
+                "name" => node.name.as_deref(),
+                "owner" => node.owner.as_deref(),
+                "lessee" => node.lessee.as_deref(),
+                _ => None,
+            };
+        }
+        let entry = self.entry?;
+        Some(match key.strip_prefix("maintenance.")? {
+            "uuid" => &entry.uuid,
+            "type" => &entry.entry_type,
+            "scope" => &entry.scope,
+            "asserted_by" => &entry.asserted_by,
+            "asserted_by_project" => &entry.asserted_by_project,
+            _ => return None,
+        })
+    }
+}
+
 /// The target for rules about no node in particular (listing nodes).
-pub fn empty_target() -> Target {
-    let mut t = Target::new();
-    t.insert("config.service_project_name".into(), SERVICE_PROJECT_NAME.into());
-    t
+pub fn empty_target() -> Target<'static> {
+    Target::default()
 }
 
 /// The target for node rules: the node's fields as `node.*`.
-pub fn node_target(node: &nodes::Model) -> Target {
-    let mut t = empty_target();
-    let fields = [
-        ("node.uuid", &node.uuid),
-        ("node.name", &node.name),
-        ("node.owner", &node.owner),
-        ("node.lessee", &node.lessee),
-    ];
-    for (key, value) in fields {
-        if let Some(v) = value {
-            t.insert(key.into(), v.clone());
-        }
-    }
-    t
+pub fn node_target(node: &nodes::Model) -> Target<'_> {
+    Target { node: Some(node), entry: None }
 }
 
 /// The target for `maintenance:remove`: the node's fields and the entry's as `maintenance.*`.
-pub fn entry_target(node: &nodes::Model, entry: &node_maintenance::Model) -> Target {
-    let mut t = node_target(node);
-    t.insert("maintenance.uuid".into(), entry.uuid.clone());
-    t.insert("maintenance.type".into(), entry.entry_type.clone());
-    t.insert("maintenance.scope".into(), entry.scope.clone());
-    t.insert("maintenance.asserted_by".into(), entry.asserted_by.clone());
-    t.insert("maintenance.asserted_by_project".into(), entry.asserted_by_project.clone());
-    t
+pub fn entry_target<'a>(node: &'a nodes::Model, entry: &'a node_maintenance::Model) -> Target<'a> {
+    Target { node: Some(node), entry: Some(entry) }
 }
 
 #[cfg(test)]

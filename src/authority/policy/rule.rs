@@ -164,13 +164,29 @@ pub struct Creds<'a> {
     pub system_scope: bool,
 }
 
-/// Flat, dotted target attributes: `node.owner`, `maintenance.asserted_by`, …
-pub type Target = BTreeMap<String, String>;
+/// What a rule's `%(key)s` reads: flat, dotted attributes such as
+/// `node.owner` or `maintenance.asserted_by`; `None` for a missing one.
+pub trait Attributes {
+    fn get(&self, key: &str) -> Option<&str>;
+}
 
-/// `%(key)s` replaced from the target; `None` when a key is missing.
-fn substitute<'v>(value: &'v str, target: &Target) -> Option<Cow<'v, str>> {
+impl Attributes for BTreeMap<String, String> {
+    fn get(&self, key: &str) -> Option<&str> {
+        BTreeMap::get(self, key).map(String::as_str)
+    }
+}
+
+/// `%(key)s` replaced from the target; `None` when a key is missing. A
+/// value that is one whole `%(key)s` (every default rule's) is borrowed
+/// from the target: the release decision allocates nothing here.
+fn substitute<'v>(value: &'v str, target: &'v dyn Attributes) -> Option<Cow<'v, str>> {
     if !value.contains("%(") {
         return Some(Cow::Borrowed(value));
+    }
+    if let Some(key) = value.strip_prefix("%(").and_then(|v| v.strip_suffix(")s"))
+        && !key.contains(")s")
+    {
+        return target.get(key).map(Cow::Borrowed);
     }
     let mut out = String::new();
     let mut rest = value;
@@ -190,7 +206,7 @@ impl Rule {
     pub fn eval<'r>(
         &self,
         creds: &Creds,
-        target: &Target,
+        target: &dyn Attributes,
         lookup: &dyn Fn(&str) -> Option<&'r Rule>,
         depth: u8,
     ) -> bool {
@@ -235,7 +251,7 @@ mod tests {
         Creds { user_id: "u1", project_id: project, project_name: Some("service"), roles, system_scope: system }
     }
 
-    fn eval(text: &str, c: &Creds, target: &Target) -> bool {
+    fn eval(text: &str, c: &Creds, target: &BTreeMap<String, String>) -> bool {
         parse(text).unwrap().eval(c, target, &|name| (name == "yes").then_some(&Rule::Always), 0)
     }
 
@@ -255,7 +271,7 @@ mod tests {
     #[test]
     fn checks_read_credentials_and_target() {
         let roles = vec!["member".to_owned()];
-        let mut target = Target::new();
+        let mut target = BTreeMap::new();
         target.insert("node.owner".into(), "p1".into());
         target.insert("maintenance.asserted_by".into(), "u1".into());
         let c = creds(&roles, Some("p1"), false);
