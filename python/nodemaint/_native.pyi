@@ -276,3 +276,9 @@ class Maintenance:
 
 def _panic_for_tests() -> None:
     """Panics inside Rust, for the boundary's tests: raises ``InternalError``."""
+
+def _bench_extract(items: Sequence[Tuple[Caller, Node, Entry]]) -> int:
+    """For python/bench/decisions.py: reads the items as ``release_decisions`` does, nothing else."""
+
+def _bench_decide(items: Sequence[Tuple[Caller, Node, Entry]], policy: Optional[Policy] = None) -> int:
+    """For python/bench/decisions.py: reads and decides, makes no ``Decision``; returns how many are allowed."""

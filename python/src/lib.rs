@@ -16,8 +16,8 @@ use pyo3::prelude::*;
 mod _native {
     #[pymodule_export]
     use crate::model::{
-        PyCaller, PyDecision, PyEntry, PyEvent, PyNode, PyPolicy, bulk_release_decision, derive_scope, entry_types,
-        mask, release_decision, release_decisions, synthesised_reason,
+        _bench_decide, _bench_extract, PyCaller, PyDecision, PyEntry, PyEvent, PyNode, PyPolicy, bulk_release_decision,
+        derive_scope, entry_types, mask, release_decision, release_decisions, synthesised_reason,
     };
     #[pymodule_export]
     use crate::ops::PyMaintenance;

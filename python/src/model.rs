@@ -630,3 +630,25 @@ pub fn now() -> NaiveDateTime {
 pub fn to_python<'py, T: serde::Serialize>(py: Python<'py>, value: &T) -> PyResult<Bound<'py, PyAny>> {
     pythonize::pythonize(py, value).map_err(|e| errors::exception(py, "InternalError", e.to_string(), 500))
 }
+
+/// For `python/bench/decisions.py`'s breakdown: reads the items as
+/// `release_decisions` does, and nothing else.
+#[pyfunction]
+pub fn _bench_extract(items: Vec<(PyRef<'_, PyCaller>, PyRef<'_, PyNode>, PyRef<'_, PyEntry>)>) -> usize {
+    items.len()
+}
+
+/// For the same breakdown: reads and decides as `release_decisions` does,
+/// without making the `Decision` objects (returns how many are allowed).
+#[pyfunction]
+#[pyo3(signature = (items, policy=None))]
+pub fn _bench_decide(
+    items: Vec<(PyRef<'_, PyCaller>, PyRef<'_, PyNode>, PyRef<'_, PyEntry>)>,
+    policy: Option<PyRef<'_, PyPolicy>>,
+) -> usize {
+    let policy = policy_or_defaults(&policy);
+    items
+        .iter()
+        .filter(|(c, n, e)| authority::release_decision(&c.inner, policy, &n.inner, n.ident(), &e.inner).is_ok())
+        .count()
+}
