@@ -14,7 +14,7 @@ use crate::authority::rejected::Rejected;
 use crate::error::{Error, Result};
 use nodemaint_entity::{node_maintenance, nodes};
 use rule::{Attributes, Creds, Rule};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
 
 /// The project `service_role` expects service users in (Ironic's default).
@@ -26,7 +26,8 @@ pub(crate) const MAINTENANCE_NAMESPACE: &str = "baremetal:node:maintenance";
 
 #[derive(Debug, Clone)]
 pub struct Policy {
-    rules: BTreeMap<String, Rule>,
+    /// By name; a hash map, as every check of a request looks rules up.
+    rules: HashMap<String, Rule>,
     /// Rules a policy file set under [`MAINTENANCE_NAMESPACE`] that no
     /// default defines: they change nothing, so the loader warns about them.
     unknown: Vec<String>,

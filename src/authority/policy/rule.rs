@@ -10,6 +10,9 @@
 use std::borrow::Cow;
 use std::collections::BTreeMap;
 
+/// A parsed rule. Each check's kind and value are classified once, here,
+/// so evaluating (every request, every entry of a bulk release) matches
+/// enums and borrows strings instead of reading the rule's text again.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Rule {
     Always,
@@ -17,9 +20,78 @@ pub enum Rule {
     Not(Box<Rule>),
     And(Vec<Rule>),
     Or(Vec<Rule>),
-    Role(String),
+    Role(Value),
     Ref(String),
-    Generic { kind: String, value: String },
+    Generic { kind: Credential, value: Value },
+}
+
+/// A check's VALUE: a literal, one whole `%(key)s` (every default rule's),
+/// or text with `%(key)s` parts to fill in.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Value {
+    Literal(String),
+    Attribute(String),
+    Template(String),
+}
+
+impl From<&str> for Value {
+    fn from(text: &str) -> Value {
+        if !text.contains("%(") {
+            return Value::Literal(text.to_owned());
+        }
+        match text.strip_prefix("%(").and_then(|v| v.strip_suffix(")s")) {
+            Some(key) if !key.contains(")s") && !key.contains("%(") => Value::Attribute(key.to_owned()),
+            _ => Value::Template(text.to_owned()),
+        }
+    }
+}
+
+impl Value {
+    /// The value against `target`; `None` when an attribute is missing.
+    fn resolve<'v>(&'v self, target: &'v dyn Attributes) -> Option<Cow<'v, str>> {
+        match self {
+            Value::Literal(text) => Some(Cow::Borrowed(text)),
+            Value::Attribute(key) => target.get(key).map(Cow::Borrowed),
+            Value::Template(text) => substitute(text, target),
+        }
+    }
+}
+
+/// What a generic `KIND:VALUE` check compares its value with.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Credential {
+    UserId,
+    ProjectId,
+    ProjectName,
+    SystemScope,
+    IsAdmin,
+    Roles,
+    /// `True:…` / `False:…`: the kind's own text compared with the value.
+    Boolean(&'static str),
+    /// `'text':…` (or double-quoted): the literal compared with the value.
+    Quoted(String),
+    /// Any other kind: never true, as in oslo for an unregistered check.
+    Unknown(String),
+}
+
+impl From<&str> for Credential {
+    fn from(kind: &str) -> Credential {
+        let quoted = ['\'', '"'].iter().find_map(|q| kind.strip_prefix(*q).and_then(|k| k.strip_suffix(*q)));
+        if let Some(literal) = quoted {
+            return Credential::Quoted(literal.to_owned());
+        }
+        match kind {
+            "True" => Credential::Boolean("True"),
+            "False" => Credential::Boolean("False"),
+            "user_id" => Credential::UserId,
+            "project_id" => Credential::ProjectId,
+            "project_name" => Credential::ProjectName,
+            "system_scope" => Credential::SystemScope,
+            "is_admin" => Credential::IsAdmin,
+            "roles" => Credential::Roles,
+            other => Credential::Unknown(other.to_owned()),
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -133,10 +205,10 @@ fn parse_check(check: &str) -> Result<Rule, String> {
         return Err(format!("'{check}' is not a check (expected KIND:VALUE, @ or !)"));
     };
     match kind {
-        "role" => Ok(Rule::Role(value.to_owned())),
+        "role" => Ok(Rule::Role(Value::from(value))),
         "rule" => Ok(Rule::Ref(value.to_owned())),
         "http" | "https" => Err(format!("'{check}': remote http checks are not supported")),
-        _ => Ok(Rule::Generic { kind: kind.to_owned(), value: value.to_owned() }),
+        _ => Ok(Rule::Generic { kind: Credential::from(kind), value: Value::from(value) }),
     }
 }
 
@@ -176,18 +248,9 @@ impl Attributes for BTreeMap<String, String> {
     }
 }
 
-/// `%(key)s` replaced from the target; `None` when a key is missing. A
-/// value that is one whole `%(key)s` (every default rule's) is borrowed
-/// from the target: the release decision allocates nothing here.
+/// Every `%(key)s` of a template replaced from the target; `None` when a
+/// key is missing.
 fn substitute<'v>(value: &'v str, target: &'v dyn Attributes) -> Option<Cow<'v, str>> {
-    if !value.contains("%(") {
-        return Some(Cow::Borrowed(value));
-    }
-    if let Some(key) = value.strip_prefix("%(").and_then(|v| v.strip_suffix(")s"))
-        && !key.contains(")s")
-    {
-        return target.get(key).map(Cow::Borrowed);
-    }
     let mut out = String::new();
     let mut rest = value;
     while let Some(start) = rest.find("%(") {
@@ -220,23 +283,22 @@ impl Rule {
             Rule::And(rs) => rs.iter().all(|r| r.eval(creds, target, lookup, depth)),
             Rule::Or(rs) => rs.iter().any(|r| r.eval(creds, target, lookup, depth)),
             Rule::Ref(name) => lookup(name).is_some_and(|r| r.eval(creds, target, lookup, depth + 1)),
-            Rule::Role(role) => substitute(role, target)
-                .is_some_and(|role| creds.roles.iter().any(|have| have.eq_ignore_ascii_case(&role))),
+            Rule::Role(role) => {
+                role.resolve(target).is_some_and(|role| creds.roles.iter().any(|have| have.eq_ignore_ascii_case(&role)))
+            }
             Rule::Generic { kind, value } => {
-                let Some(value) = substitute(value, target) else { return false };
-                let quoted = ['\'', '"'].iter().find_map(|q| kind.strip_prefix(*q).and_then(|k| k.strip_suffix(*q)));
-                if let Some(literal) = quoted {
-                    return literal == value.as_ref();
-                }
-                match kind.as_str() {
-                    "True" | "False" => kind == value.as_ref(),
-                    "user_id" => creds.user_id == value.as_ref(),
-                    "project_id" => creds.project_id == Some(value.as_ref()),
-                    "project_name" => creds.project_name == Some(value.as_ref()),
-                    "system_scope" => creds.system_scope && value == "all",
-                    "is_admin" => value == "False",
-                    "roles" => creds.roles.iter().any(|r| r.eq_ignore_ascii_case(value.as_ref())),
-                    _ => false,
+                let Some(value) = value.resolve(target) else { return false };
+                let value = value.as_ref();
+                match kind {
+                    Credential::Quoted(literal) => literal == value,
+                    Credential::Boolean(text) => *text == value,
+                    Credential::UserId => creds.user_id == value,
+                    Credential::ProjectId => creds.project_id == Some(value),
+                    Credential::ProjectName => creds.project_name == Some(value),
+                    Credential::SystemScope => creds.system_scope && value == "all",
+                    Credential::IsAdmin => value == "False",
+                    Credential::Roles => creds.roles.iter().any(|r| r.eq_ignore_ascii_case(value)),
+                    Credential::Unknown(_) => false,
                 }
             }
         }
@@ -285,6 +347,16 @@ mod tests {
         assert!(!eval("rule:missing", &c, &target));
         assert!(eval("'p1':%(node.owner)s", &c, &target));
         assert!(eval("project_name:service", &c, &target));
+        // Values classified at parse time: a template with a literal part, a missing attribute in one.
+        target.insert("node.name".into(), "n1".into());
+        assert!(eval("'n1-p1':%(node.name)s-%(node.owner)s", &c, &target));
+        assert!(!eval("'n1-':%(node.name)s-%(node.lessee)s", &c, &target));
+        assert!(eval("True:True and not False:True", &c, &target));
+        assert!(!eval("domain_id:%(node.owner)s", &c, &target), "an unknown credential is never true");
+        assert_eq!(
+            parse("user_id:%(maintenance.asserted_by)s").unwrap(),
+            Rule::Generic { kind: Credential::UserId, value: Value::Attribute("maintenance.asserted_by".into()) }
+        );
     }
 
     #[test]
